@@ -1,0 +1,32 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { AppConfig } from './config/app-config';
+import { ConfigModule } from './config/config.module';
+import { Clock } from './common/clock';
+import { CommonModule } from './common/common.module';
+import { DatabaseModule } from './database/database.module';
+import { AdminModule } from './admin/admin.module';
+import { InboxModule } from './inbox/inbox.module';
+import { IngestionModule } from './ingestion/ingestion.module';
+import { OrdersModule } from './orders/orders.module';
+import { OutboxModule } from './outbox/outbox.module';
+import { ObservabilityModule } from './observability/observability.module';
+
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig, clock?: Clock): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        CommonModule.forRoot(clock),
+        DatabaseModule,
+        ObservabilityModule,
+        IngestionModule,
+        InboxModule,
+        OrdersModule,
+        OutboxModule,
+        AdminModule,
+      ],
+    };
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * Errors that carry their HTTP meaning. The global filter maps them to a status
+ * and a stable `reason` code; anything else becomes a 500 that says nothing internal.
+ */
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    message: string = reason,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class BadRequestError extends AppError {
+  constructor(reason: string, message?: string) {
+    super(400, reason, message);
+  }
+}
+
+export class UnauthorizedError extends AppError {
+  constructor(reason: string, message?: string) {
+    super(401, reason, message);
+  }
+}
+
+export class ForbiddenError extends AppError {
+  constructor(reason = 'forbidden', message?: string) {
+    super(403, reason, message);
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(reason: string, message?: string) {
+    super(404, reason, message);
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(reason: string, message?: string) {
+    super(409, reason, message);
+  }
+}
+
+export class PayloadTooLargeError extends AppError {
+  constructor() {
+    // Close the connection: the rest of the body is never read.
+    super(413, 'body_too_large', 'body exceeds the endpoint limit', { Connection: 'close' });
+  }
+}
+
+/** The database is unreachable or a commit's outcome is unknown: the sender must retry. */
+export class ServiceUnavailableError extends AppError {
+  constructor(reason = 'database_unavailable', retryAfterSeconds = 5) {
+    super(503, reason, 'service temporarily unavailable', { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+
+/** A failure worth retrying later (the worker backs off). */
+export class TransientError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TransientError';
+  }
+}
+
+/** A failure no retry can fix (the worker quarantines). */
+export class PermanentError extends Error {
+  constructor(
+    readonly reason: string,
+    message: string = reason,
+  ) {
+    super(message);
+    this.name = 'PermanentError';
+  }
+}

@@ -1,0 +1,30 @@
+import { z } from 'zod';
+
+const secretSchema = z
+  .object({
+    label: z.string().min(1),
+    env: z.string().min(1).optional(),
+    value: z.string().min(1).optional(),
+    notAfter: z.iso.datetime({ offset: true }).optional(),
+  })
+  .strict()
+  .refine((s) => (s.env === undefined) !== (s.value === undefined), {
+    message: 'a secret needs exactly one of "env" or "value"',
+  });
+
+export const endpointSchema = z
+  .object({
+    id: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, ".", "_" or "-" (1-100)'),
+    provider: z.string().min(1),
+    tenantId: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, ".", "_" or "-" (1-100)'),
+    secrets: z.array(secretSchema).min(1),
+    toleranceSeconds: z.number().int().positive('must be positive: 0 would disable the timestamp check').default(300),
+    maxBodyBytes: z.number().int().positive().max(64 * 1024 * 1024).default(1024 * 1024),
+    eventTypes: z.array(z.string().min(1)).min(1).optional(),
+    expect: z.record(z.string(), z.union([z.string(), z.boolean(), z.number()])).optional(),
+  })
+  .strict();
+
+export const endpointsFileSchema = z.object({ endpoints: z.array(endpointSchema) }).strict();
+
+export type EndpointsFile = z.infer<typeof endpointsFileSchema>;

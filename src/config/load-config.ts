@@ -1,0 +1,200 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { AdminRole, AdminToken, AppConfig, EndpointConfig, Role } from './app-config';
+import { ConfigError } from './config.error';
+import { endpointsFileSchema } from './endpoints.schema';
+
+export type Env = Record<string, string | undefined>;
+
+/** Longest provider redelivery window (Stripe: manual resend from the CLI for 30 days). */
+export const MIN_IDENTITY_RETENTION_DAYS = 30;
+
+const ROLES: readonly Role[] = ['api', 'worker', 'relay', 'maintenance'];
+
+function int(name: string, env: Env, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name}: expected an integer between ${min} and ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function url(name: string, env: Env): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  try {
+    const parsed = new URL(raw);
+    if (!['http:', 'https:', 'postgres:', 'postgresql:'].includes(parsed.protocol)) throw new Error();
+  } catch {
+    throw new ConfigError(`${name}: not a valid URL`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+function parseRoles(env: Env): Set<Role> {
+  const raw = env.ROLES;
+  if (raw === undefined || raw.trim() === '') return new Set(ROLES);
+  const roles = raw.split(',').map((r) => r.trim());
+  for (const role of roles) {
+    if (!ROLES.includes(role as Role)) {
+      throw new ConfigError(`ROLES: unknown role "${role}" (expected any of ${ROLES.join(', ')})`);
+    }
+  }
+  return new Set(roles as Role[]);
+}
+
+export function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+function parseAdminTokens(raw: string): AdminToken[] {
+  const tokens = raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry, index) => {
+      const first = entry.indexOf(':');
+      const second = entry.indexOf(':', first + 1);
+      const name = entry.slice(0, first);
+      const role = entry.slice(first + 1, second);
+      const token = entry.slice(second + 1);
+      if (first <= 0 || second <= first || !name || !token) {
+        throw new ConfigError(`ADMIN_TOKENS: entry ${index + 1} is not "name:role:token"`);
+      }
+      if (role !== 'viewer' && role !== 'operator') {
+        throw new ConfigError(`ADMIN_TOKENS: entry "${name}" has role "${role}" (expected viewer or operator)`);
+      }
+      if (token.startsWith('sha256:')) {
+        const hex = token.slice('sha256:'.length);
+        if (!/^[0-9a-fA-F]{64}$/.test(hex)) {
+          throw new ConfigError(`ADMIN_TOKENS: entry "${name}" has a sha256 token that is not 64 hex digits`);
+        }
+        return { name, role: role as AdminRole, sha256: Buffer.from(hex, 'hex') };
+      }
+      if (token.length < 16) {
+        throw new ConfigError(`ADMIN_TOKENS: entry "${name}" has a token shorter than 16 characters`);
+      }
+      return { name, role: role as AdminRole, sha256: sha256(token) };
+    });
+  const names = new Set<string>();
+  for (const t of tokens) {
+    if (names.has(t.name)) throw new ConfigError(`ADMIN_TOKENS: duplicate name "${t.name}"`);
+    names.add(t.name);
+  }
+  return tokens;
+}
+
+function loadEndpoints(file: string, env: Env): Map<string, EndpointConfig> {
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    const why = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : 'not valid JSON';
+    throw new ConfigError(`WEBHOOK_ENDPOINTS_FILE: ${file}: ${why}`);
+  }
+  const parsed = endpointsFileSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ConfigError(`WEBHOOK_ENDPOINTS_FILE: ${file}: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  }
+  const endpoints = new Map<string, EndpointConfig>();
+  for (const [index, e] of parsed.data.endpoints.entries()) {
+    if (endpoints.has(e.id)) {
+      throw new ConfigError(`WEBHOOK_ENDPOINTS_FILE: ${file}: endpoints.${index}.id: duplicate endpoint id "${e.id}"`);
+    }
+    const secrets = e.secrets.map((s, i) => {
+      const value = s.value ?? env[s.env!];
+      if (!value) {
+        throw new ConfigError(
+          `WEBHOOK_ENDPOINTS_FILE: ${file}: endpoints.${index}.secrets.${i}: environment variable ${s.env} is not set`,
+        );
+      }
+      return { label: s.label, value, notAfter: s.notAfter ? new Date(s.notAfter) : undefined };
+    });
+    endpoints.set(e.id, {
+      id: e.id,
+      provider: e.provider,
+      tenantId: e.tenantId,
+      secrets,
+      toleranceSeconds: e.toleranceSeconds,
+      maxBodyBytes: e.maxBodyBytes,
+      eventTypes: e.eventTypes ? new Set(e.eventTypes) : undefined,
+      expect: e.expect,
+    });
+  }
+  return endpoints;
+}
+
+const logLevelSchema = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+/**
+ * Validates the whole environment once. Throws ConfigError whose message is one
+ * line naming the bad variable. The only reader of process.env is main.ts, which
+ * passes it here.
+ */
+export function loadConfig(env: Env): AppConfig {
+  const nodeEnv = env.NODE_ENV ?? 'development';
+  if (!['development', 'production', 'test'].includes(nodeEnv)) {
+    throw new ConfigError(`NODE_ENV: expected development, production or test, got "${nodeEnv}"`);
+  }
+  const production = nodeEnv === 'production';
+  if (production) {
+    for (const name of ['DATABASE_URL', 'WEBHOOK_ENDPOINTS_FILE', 'ADMIN_TOKENS', 'ERP_URL', 'EMAIL_URL']) {
+      if (!env[name]) throw new ConfigError(`${name}: required when NODE_ENV=production`);
+    }
+  }
+
+  const endpointsFile = resolve(env.WEBHOOK_ENDPOINTS_FILE || 'config/endpoints.json');
+  let adminTokens: AdminToken[];
+  let generatedAdminToken: string | undefined;
+  if (env.ADMIN_TOKENS) {
+    adminTokens = parseAdminTokens(env.ADMIN_TOKENS);
+  } else {
+    generatedAdminToken = randomBytes(24).toString('base64url');
+    adminTokens = [{ name: 'dev', role: 'operator', sha256: sha256(generatedAdminToken) }];
+  }
+
+  const identityDays = int('RETENTION_IDENTITY_DAYS', env, 30, MIN_IDENTITY_RETENTION_DAYS, 3650);
+  const logLevel = logLevelSchema.safeParse(env.LOG_LEVEL ?? 'info');
+  if (!logLevel.success) throw new ConfigError(`LOG_LEVEL: expected one of ${logLevelSchema.options.join(', ')}`);
+
+  return {
+    production,
+    databaseUrl: url('DATABASE_URL', env),
+    databasePoolSize: int('DATABASE_POOL_SIZE', env, 20, 2, 500),
+    dataDir: resolve(env.DATA_DIR || '.data'),
+    port: int('PORT', env, 3000, 0, 65535),
+    endpointsFile,
+    endpoints: loadEndpoints(endpointsFile, env),
+    adminTokens,
+    generatedAdminToken,
+    erpUrl: url('ERP_URL', env),
+    emailUrl: url('EMAIL_URL', env),
+    roles: parseRoles(env),
+    worker: {
+      pollMs: int('WORKER_POLL_MS', env, 1000, 10),
+      leaseMs: int('WORKER_LEASE_MS', env, 30000, 100),
+      maxAttempts: int('WORKER_MAX_ATTEMPTS', env, 10, 1, 1000),
+    },
+    retry: {
+      baseMs: int('RETRY_BASE_MS', env, 1000, 1),
+      maxMs: int('RETRY_MAX_MS', env, 3600000, 1),
+    },
+    relay: {
+      pollMs: int('RELAY_POLL_MS', env, 1000, 10),
+      timeoutMs: int('RELAY_TIMEOUT_MS', env, 10000, 10),
+      leaseMs: int('RELAY_LEASE_MS', env, 60000, 100),
+      maxAttempts: int('RELAY_MAX_ATTEMPTS', env, 12, 1, 1000),
+    },
+    metricsToken: env.METRICS_TOKEN || undefined,
+    retention: {
+      payloadDays: int('RETENTION_PAYLOAD_DAYS', env, 7, 0, identityDays),
+      identityDays,
+    },
+    logLevel: logLevel.data,
+  };
+}

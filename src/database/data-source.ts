@@ -1,0 +1,39 @@
+import { DataSource } from 'typeorm';
+import { MIGRATIONS } from '../../migrations';
+
+export const POOL_SIZE = 20;
+
+export function createDataSource(url: string, poolSize = POOL_SIZE): DataSource {
+  return new DataSource({
+    type: 'postgres',
+    url,
+    synchronize: false,
+    migrationsRun: false,
+    migrations: MIGRATIONS,
+    migrationsTableName: 'schema_migrations',
+    entities: [],
+    poolSize,
+    extra: {
+      // Fail fast when the database is down: the webhook answer becomes 503, not a hang.
+      connectionTimeoutMillis: 5_000,
+      query_timeout: 30_000,
+      keepAlive: true,
+      application_name: 'webhook-inbox',
+    },
+  });
+}
+
+const MIGRATION_LOCK = 7_311_042_117; // any constant: serialises migrations across instances
+
+/** Applies pending migrations once, even when several instances start together. */
+export async function runMigrations(dataSource: DataSource): Promise<void> {
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  try {
+    await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await dataSource.runMigrations({ transaction: 'each' });
+  } finally {
+    await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+    await runner.release();
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * PostgreSQL SQLSTATE classes and Node socket errors that mean "the database did
+ * not answer" or "the outcome is unknown": the caller must answer 503, never 200.
+ */
+const UNAVAILABLE_SQLSTATE_CLASSES = ['08', '53', '57'];
+const NODE_NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (NODE_NETWORK_CODES.has(code)) return true;
+    if (/^[0-9A-Z]{5}$/.test(code) && UNAVAILABLE_SQLSTATE_CLASSES.includes(code.slice(0, 2))) return true;
+  }
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection not open/i.test(
+    error.message,
+  );
+}
+
+/** Bad data PostgreSQL refuses (class 22, e.g. \u0000 in jsonb; 54 = too deep/complex). */
+export function isInvalidData(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('54'));
+}

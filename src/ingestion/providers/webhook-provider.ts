@@ -1,0 +1,71 @@
+import { applyDecorators, Injectable, SetMetadata } from '@nestjs/common';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { EndpointConfig, EndpointSecret } from '../../config/app-config';
+import { BadRequestError } from '../../common/errors';
+
+export interface WebhookRequest {
+  /** Lower-cased header names, as Node gives them. */
+  headers: IncomingHttpHeaders;
+  /** The exact bytes received: never re-serialised before verification. */
+  rawBody: Buffer;
+}
+
+export interface VerifiedEvent {
+  eventId: string;
+  eventType: string;
+  /** The event-id namespace inside the tenant and provider, from trusted config or signed content only. */
+  namespace: string;
+  /** Label of the endpoint secret that verified the signature. */
+  verifiedWith: string;
+  /** Facts about the sender, compared with the endpoint's `expect`. */
+  source: Readonly<Record<string, string | boolean | number | undefined>>;
+}
+
+/**
+ * One webhook provider: verifies a request against an endpoint's secrets and
+ * extracts the event's identity. Throw UnauthorizedError for a bad or stale
+ * signature and BadRequestError for content that is malformed after verification.
+ */
+export interface WebhookProvider {
+  verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent;
+}
+
+export const WEBHOOK_PROVIDER_NAME = 'webhook-inbox:provider-name';
+
+/** Registers a class as the provider named in the endpoints file's `provider` field. */
+export const WebhookProviderFor = (name: string) =>
+  applyDecorators(Injectable(), SetMetadata(WEBHOOK_PROVIDER_NAME, name));
+
+/** Secrets that may still verify at `now`: a rotated-out secret stops after its `notAfter`. */
+export function liveSecrets(endpoint: EndpointConfig, now: Date): EndpointSecret[] {
+  return endpoint.secrets.filter((s) => !s.notAfter || now.getTime() <= s.notAfter.getTime());
+}
+
+export function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+const PRINTABLE_ID = /^[\x21-\x7e]{1,255}$/;
+
+/** An event id or type: a string of 1-255 printable ASCII characters. */
+export function requireIdentifier(value: unknown, reason: string): string {
+  if (typeof value !== 'string' || !PRINTABLE_ID.test(value)) {
+    throw new BadRequestError(reason, `${reason.replace(/_/g, ' ')}: expected 1-255 printable characters`);
+  }
+  return value;
+}
+
+/** Parses the verified body as a JSON object. */
+export function parseJsonObject(rawBody: Buffer): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(rawBody.toString('utf8'));
+  } catch {
+    throw new BadRequestError('malformed_json', 'body is not valid JSON');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new BadRequestError('malformed_json', 'body is not a JSON object');
+  }
+  return value as Record<string, unknown>;
+}

@@ -1,0 +1,50 @@
+import type { Request } from 'express';
+import { BadRequestError, PayloadTooLargeError } from '../common/errors';
+
+/**
+ * Reads the request body as the exact bytes sent, refusing it as soon as it
+ * passes `limit`: a declared Content-Length over the limit is refused before a
+ * byte is read, a chunked body is cut off mid-stream.
+ */
+export async function readRawBody(req: Request, limit: number): Promise<Buffer> {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limit) throw new PayloadTooLargeError();
+  const encoding = req.headers['content-encoding'];
+  if (encoding && encoding !== 'identity') {
+    throw new BadRequestError('unsupported_content_encoding', 'compressed bodies are not accepted');
+  }
+
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('aborted', onAborted);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        cleanup();
+        req.pause();
+        reject(new PayloadTooLargeError());
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(Buffer.concat(chunks, size));
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(new BadRequestError('body_read_failed', error.message));
+    };
+    const onAborted = () => onError(new Error('request aborted'));
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('aborted', onAborted);
+  });
+}

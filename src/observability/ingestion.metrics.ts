@@ -1,0 +1,44 @@
+import { Injectable } from '@nestjs/common';
+import { Counter } from 'prom-client';
+import { MetricsRegistry } from './metrics.registry';
+
+@Injectable()
+export class IngestionMetrics {
+  private readonly received: Counter<'endpoint' | 'outcome' | 'reason'>;
+  private readonly conflicts: Counter<'endpoint'>;
+
+  constructor(registry: MetricsRegistry) {
+    this.received = new Counter({
+      name: 'webhook_requests_total',
+      help: 'Webhook requests by endpoint, outcome (accepted, duplicate, ignored, rejected) and reason',
+      labelNames: ['endpoint', 'outcome', 'reason'],
+      registers: [registry],
+    });
+    this.conflicts = new Counter({
+      name: 'webhook_digest_conflicts_total',
+      help: 'Copies of a known event id whose payload digest differs from the stored one',
+      labelNames: ['endpoint'],
+      registers: [registry],
+    });
+  }
+
+  accepted(endpoint: string): void {
+    this.received.inc({ endpoint, outcome: 'accepted', reason: '' });
+  }
+
+  duplicate(endpoint: string): void {
+    this.received.inc({ endpoint, outcome: 'duplicate', reason: '' });
+  }
+
+  ignored(endpoint: string, reason: string): void {
+    this.received.inc({ endpoint, outcome: 'ignored', reason });
+  }
+
+  rejected(endpoint: string, reason: string): void {
+    this.received.inc({ endpoint, outcome: 'rejected', reason });
+  }
+
+  digestConflict(endpoint: string): void {
+    this.conflicts.inc({ endpoint });
+  }
+}

@@ -1,0 +1,62 @@
+import { ModuleMetadata } from '@nestjs/common';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApp } from '../../src/app.factory';
+import { AppConfig } from '../../src/config/app-config';
+import { Env, loadConfig } from '../../src/config/load-config';
+import { CapturingLogger } from './capturing-logger';
+import { FakeClock } from './fake-clock';
+
+export const OPERATOR_TOKEN = 'test-operator-token-0123456789';
+export const VIEWER_TOKEN = 'test-viewer-token-0123456789';
+
+export interface TestApp {
+  app: NestExpressApplication;
+  /** http://127.0.0.1:<port> */
+  url: string;
+  config: AppConfig;
+  logs: CapturingLogger;
+  clock: FakeClock;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  databaseUrl: string;
+  /** The endpoints file's `endpoints` array. */
+  endpoints?: unknown[];
+  /** Extra environment (ROLES defaults to "api" so background loops stay off unless asked for). */
+  env?: Env;
+  imports?: ModuleMetadata['imports'];
+  clock?: FakeClock;
+}
+
+/** Writes an endpoints file and starts the real application on a free port. */
+export async function startTestApp(options: TestAppOptions): Promise<TestApp> {
+  const dir = mkdtempSync(join(tmpdir(), 'wi-test-'));
+  const endpointsFile = join(dir, 'endpoints.json');
+  writeFileSync(endpointsFile, JSON.stringify({ endpoints: options.endpoints ?? [] }));
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    DATABASE_URL: options.databaseUrl,
+    WEBHOOK_ENDPOINTS_FILE: endpointsFile,
+    ADMIN_TOKENS: `ops:operator:${OPERATOR_TOKEN},view:viewer:${VIEWER_TOKEN}`,
+    ROLES: 'api',
+    DATABASE_POOL_SIZE: '10',
+    ...options.env,
+  });
+  const logs = new CapturingLogger();
+  const clock = options.clock ?? new FakeClock();
+  const app = await createApp(config, { logger: logs, imports: options.imports, clock });
+  await app.listen(0, '127.0.0.1');
+  const { port } = app.getHttpServer().address() as { port: number };
+  return {
+    app,
+    url: `http://127.0.0.1:${port}`,
+    config,
+    logs,
+    clock,
+    close: () => app.close(),
+  };
+}

@@ -1,0 +1,35 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { withDatabase } from './global-setup';
+
+export interface TestDatabase {
+  url: string;
+  /** A plain pg client for assertions on rows. */
+  query<T = any>(sql: string, params?: unknown[]): Promise<T[]>;
+  drop(): Promise<void>;
+}
+
+/** A fresh, migrated database of this test file's own, copied from the run's template. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const server = process.env.TEST_SERVER_URL!;
+  const name = `wi_test_${process.env.TEST_RUN_ID}_${randomBytes(4).toString('hex')}`;
+  const admin = new Client({ connectionString: server });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name} TEMPLATE ${process.env.TEST_TEMPLATE_DB}`);
+  await admin.end();
+
+  const url = withDatabase(server, name);
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  return {
+    url,
+    query: async (sql, params) => (await client.query(sql, params as any[])).rows,
+    drop: async () => {
+      await client.end();
+      const dropper = new Client({ connectionString: server });
+      await dropper.connect();
+      await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await dropper.end();
+    },
+  };
+}
