@@ -1,10 +1,13 @@
 import { Global, Module } from '@nestjs/common';
 import { IngestionMetrics } from './ingestion.metrics';
 import { MetricsRegistry } from './metrics.registry';
+import { RelayMetrics } from './relay.metrics';
+import { AcceptToDoneMetrics, WorkerMetrics } from './worker.metrics';
 
+/** Metric recorders every module may inject (global); the endpoints live in MonitoringModule. */
 @Global()
 @Module({
-  providers: [MetricsRegistry, IngestionMetrics],
-  exports: [MetricsRegistry, IngestionMetrics],
+  providers: [MetricsRegistry, IngestionMetrics, WorkerMetrics, AcceptToDoneMetrics, RelayMetrics],
+  exports: [MetricsRegistry, IngestionMetrics, WorkerMetrics, AcceptToDoneMetrics, RelayMetrics],
 })
 export class ObservabilityModule {}
