@@ -1,4 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { ScheduleModule } from '@nestjs/schedule';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { Clock } from './common/clock';
@@ -18,6 +19,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        ScheduleModule.forRoot(),
         CommonModule.forRoot(clock),
         DatabaseModule,
         ObservabilityModule,

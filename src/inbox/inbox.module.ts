@@ -1,9 +1,15 @@
 import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { HandlerRegistry } from './handler.registry';
 import { InboxRepository } from './inbox.repository';
 import { InboxService } from './inbox.service';
+import { InboxWorker } from './inbox-worker';
+import { InboxWorkerScheduler } from './inbox-worker.scheduler';
+import { WorkerFaults } from './worker-faults';
 
 @Module({
-  providers: [InboxRepository, InboxService],
+  imports: [DiscoveryModule],
+  providers: [InboxRepository, InboxService, HandlerRegistry, InboxWorker, InboxWorkerScheduler, WorkerFaults],
   exports: [InboxService],
 })
 export class InboxModule {}

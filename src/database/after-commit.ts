@@ -1,0 +1,37 @@
+import { DataSource, EntityManager } from 'typeorm';
+
+const pending = new WeakMap<EntityManager, Array<() => void>>();
+
+/**
+ * Runs `fn` after the transaction of `tx` commits, and never if it rolls back.
+ * Only transactions opened by `transactionWithAfterCommit` run the callbacks;
+ * use it for wake-ups and other hints whose loss only delays work.
+ */
+export function afterCommit(tx: EntityManager, fn: () => void): void {
+  const list = pending.get(tx);
+  if (list) list.push(fn);
+  else pending.set(tx, [fn]);
+}
+
+export async function transactionWithAfterCommit<T>(
+  dataSource: DataSource,
+  work: (tx: EntityManager) => Promise<T>,
+): Promise<T> {
+  let manager: EntityManager | undefined;
+  try {
+    const result = await dataSource.transaction((tx) => {
+      manager = tx;
+      return work(tx);
+    });
+    for (const fn of pending.get(manager!) ?? []) {
+      try {
+        fn();
+      } catch {
+        // A failed hint must not turn a committed transaction into an error.
+      }
+    }
+    return result;
+  } finally {
+    if (manager) pending.delete(manager);
+  }
+}

@@ -1,0 +1,45 @@
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { WebhookEventHandler } from './inbox.types';
+import { WEBHOOK_EVENT_HANDLER, WebhookEventBinding } from './on-webhook-event.decorator';
+
+/** Finds every `@OnWebhookEvent` method at start; one handler per `(provider, type)`. */
+@Injectable()
+export class HandlerRegistry implements OnModuleInit {
+  private readonly logger = new Logger(HandlerRegistry.name);
+  private readonly handlers = new Map<string, WebhookEventHandler>();
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+  ) {}
+
+  onModuleInit(): void {
+    for (const wrapper of this.discovery.getProviders()) {
+      const instance = wrapper.instance as Record<string, unknown> | undefined;
+      if (!instance || typeof instance !== 'object' || !wrapper.isDependencyTreeStatic()) continue;
+      const prototype = Object.getPrototypeOf(instance);
+      for (const name of this.scanner.getAllMethodNames(prototype)) {
+        const method = prototype[name];
+        const bindings: WebhookEventBinding[] | undefined = Reflect.getMetadata(WEBHOOK_EVENT_HANDLER, method);
+        for (const b of bindings ?? []) this.register(b, method.bind(instance), `${wrapper.name}.${name}`);
+      }
+    }
+  }
+
+  register(binding: WebhookEventBinding, handler: WebhookEventHandler, label = 'handler'): void {
+    const key = keyOf(binding.provider, binding.type);
+    // Two handlers for one type would make "exactly once" ambiguous: refuse to start.
+    if (this.handlers.has(key)) throw new Error(`two handlers for ${binding.provider} ${binding.type}`);
+    this.handlers.set(key, handler);
+    this.logger.log({ provider: binding.provider, type: binding.type }, `handler registered: ${label}`);
+  }
+
+  find(provider: string, type: string): WebhookEventHandler | undefined {
+    return this.handlers.get(keyOf(provider, type));
+  }
+}
+
+function keyOf(provider: string, type: string): string {
+  return `${provider}\u0000${type}`;
+}
