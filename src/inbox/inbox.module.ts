@@ -3,13 +3,22 @@ import { DiscoveryModule } from '@nestjs/core';
 import { HandlerRegistry } from './handler.registry';
 import { InboxRepository } from './inbox.repository';
 import { InboxService } from './inbox.service';
+import { InboxEventProcessor } from './inbox-event.processor';
 import { InboxWorker } from './inbox-worker';
 import { InboxWorkerScheduler } from './inbox-worker.scheduler';
 import { WorkerFaults } from './worker-faults';
 
 @Module({
   imports: [DiscoveryModule],
-  providers: [InboxRepository, InboxService, HandlerRegistry, InboxWorker, InboxWorkerScheduler, WorkerFaults],
+  providers: [
+    InboxRepository,
+    InboxService,
+    HandlerRegistry,
+    InboxEventProcessor,
+    InboxWorker,
+    InboxWorkerScheduler,
+    WorkerFaults,
+  ],
   exports: [InboxService],
 })
 export class InboxModule {}

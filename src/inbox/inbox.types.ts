@@ -49,3 +49,72 @@ export interface InboxEvent {
 export type HandlerOutcome = { kind: 'done' } | { kind: 'quarantine'; reason: string };
 
 export type WebhookEventHandler = (event: InboxEvent, tx: import('typeorm').EntityManager) => Promise<HandlerOutcome>;
+
+// ---- Admin reads and repairs (used by the admin module through InboxService) ----
+
+/** Admin filter over the inbox; every field narrows, none widens. */
+export interface InboxFilter {
+  status?: InboxStatus;
+  provider?: string;
+  type?: string;
+  tenant?: string;
+  endpoint?: string;
+  /** received_at >= from */
+  from?: Date;
+  /** received_at < to */
+  to?: Date;
+}
+
+/** Metadata of an inbox row; `payload` only when asked for (operators). */
+export interface InboxEventView {
+  id: string;
+  sourceScope: string;
+  eventId: string;
+  tenantId: string;
+  provider: string;
+  endpointId: string;
+  eventType: string;
+  status: InboxStatus;
+  statusReason: string | null;
+  payloadSha256: string;
+  verifiedWith: string;
+  attempts: number;
+  nextAttemptAt: Date;
+  lockedBy: string | null;
+  lockedUntil: Date | null;
+  lastError: string | null;
+  receivedAt: Date;
+  completedAt: Date | null;
+  deliveries: number;
+  lastDeliveryAt: Date;
+  digestConflicts: number;
+  /** Retention purged the body (identity, digest and status are kept). */
+  payloadPurged: boolean;
+  payload?: unknown;
+}
+
+export interface InboxStatusChange {
+  id: string;
+  before: InboxStatus;
+  after: InboxStatus;
+}
+
+/** Cheap figures for /metrics: non-terminal statuses only (partial indexes). */
+export interface InboxBacklog {
+  pending: number;
+  processing: number;
+  quarantined: number;
+  /** received_at of the oldest pending row, or null. */
+  oldestPendingReceivedAt: Date | null;
+}
+
+export interface InboxStats {
+  byStatus: Record<string, number>;
+  oldestPendingReceivedAt: Date | null;
+  /** Pending rows that already failed at least once, and the most attempts on any open row. */
+  retrying: number;
+  maxAttempts: number;
+  recurringFailures: { provider: string; type: string; error: string; count: number }[];
+  /** Accept-to-done seconds over the last hour. */
+  latency: { completed: number; p50: number | null; p95: number | null; p99: number | null };
+}
