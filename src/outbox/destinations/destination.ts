@@ -1,0 +1,57 @@
+import { applyDecorators, Injectable, SetMetadata } from '@nestjs/common';
+
+/** One claimed outbox row: everything a destination needs to build its request. */
+export interface OutboxEntry {
+  id: string;
+  operationKey: string;
+  destination: string;
+  operationType: string;
+  tenantId: string;
+  payload: Record<string, unknown>;
+  /** This attempt's number (the claim counted it). */
+  attempts: number;
+  /** A previous attempt may have reached the destination (timeout, reset, crash). */
+  outcomeUnknown: boolean;
+}
+
+/**
+ * What one delivery attempt taught us.
+ * - delivered: the destination has the effect (2xx, or 409 "already done").
+ * - dead: the destination refused the request itself (other 4xx); no retry can fix it.
+ * - retry: try again later; `outcomeUnknown` when the request may have been applied
+ *   (timeout, reset), `retryAfterMs` when the destination asked for a delay.
+ */
+export type DeliveryResult =
+  | { kind: 'delivered'; statusCode?: number }
+  | { kind: 'dead'; statusCode?: number; error: string }
+  | { kind: 'retry'; statusCode?: number; error: string; outcomeUnknown: boolean; retryAfterMs?: number };
+
+export type OperationOutcome = 'applied' | 'not_applied' | 'unknown';
+
+export interface DeliveryOptions {
+  /** Aborts the request at the relay's timeout (or shutdown). */
+  signal: AbortSignal;
+}
+
+/**
+ * A place outbox entries go. Build the request from the entry alone (a resend
+ * must be byte-identical) and send `entry.operationKey` as the Idempotency-Key.
+ */
+export interface Destination {
+  /** At most this many requests in flight per relay instance. */
+  readonly concurrency: number;
+  /** False when its URL is unset: dev mode routes it to the dev sink. */
+  readonly configured: boolean;
+  deliver(entry: OutboxEntry, options: DeliveryOptions): Promise<DeliveryResult>;
+  /**
+   * Optional: did an earlier request under this key take effect? Asked before
+   * resending an entry whose last outcome is unknown. Resolve 'unknown' or
+   * throw when the destination cannot tell right now.
+   */
+  queryOutcome?(operationKey: string, options: DeliveryOptions): Promise<OperationOutcome>;
+}
+
+export const DESTINATION_NAME = 'webhook-inbox:destination-name';
+
+/** Registers a class as the destination for outbox rows whose `destination` is `name`. */
+export const DestinationFor = (name: string) => applyDecorators(Injectable(), SetMetadata(DESTINATION_NAME, name));

@@ -1,0 +1,77 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { Pool } from 'undici';
+import { parseRetryAfterMs } from '../retry-policy';
+import { DeliveryResult } from './destination';
+
+export interface HttpReply {
+  status: number;
+  headers: IncomingHttpHeaders;
+}
+
+/**
+ * Keep-alive HTTP to one destination origin: a pool of at most `connections`
+ * sockets, reused across deliveries. The response body is drained (never kept:
+ * it may echo personal data) so the socket returns to the pool.
+ */
+export class DestinationHttpClient {
+  private readonly pool: Pool;
+  private readonly basePath: string;
+
+  constructor(baseUrl: string, connections: number, timeoutMs: number) {
+    const url = new URL(baseUrl);
+    this.basePath = url.pathname.replace(/\/+$/, '') + url.search;
+    this.pool = new Pool(url.origin, {
+      connections,
+      keepAliveTimeout: 30_000,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      connectTimeout: Math.min(timeoutMs, 10_000),
+    });
+  }
+
+  /** `path` is appended to the base URL's path ('' for the base URL itself). */
+  async send(
+    method: 'GET' | 'POST',
+    path: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+    signal: AbortSignal,
+  ): Promise<HttpReply> {
+    const reply = await this.pool.request({ method, path: this.basePath + path || '/', headers, body, signal });
+    await reply.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+    return { status: reply.statusCode, headers: reply.headers as IncomingHttpHeaders };
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
+
+/** The outcome rules of DESIGN section 7 for an HTTP answer. */
+export function classifyResponse(reply: HttpReply, now: Date): DeliveryResult {
+  const { status } = reply;
+  if ((status >= 200 && status < 300) || status === 409) return { kind: 'delivered', statusCode: status };
+  if (status === 429 || status === 503) {
+    const retryAfterMs = parseRetryAfterMs(reply.headers['retry-after'], now);
+    return { kind: 'retry', statusCode: status, error: `HTTP ${status}`, outcomeUnknown: false, retryAfterMs };
+  }
+  if (status >= 400 && status < 500) return { kind: 'dead', statusCode: status, error: `HTTP ${status}` };
+  // 5xx (and anything unexpected, e.g. a 3xx we do not follow): try again later.
+  return { kind: 'retry', statusCode: status, error: `HTTP ${status}`, outcomeUnknown: false };
+}
+
+/** Errors raised before any byte of the request could have left: the outcome is known (nothing happened). */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** A request that failed without an answer: a timeout or reset may have been applied by the destination. */
+export function classifyError(error: unknown): DeliveryResult {
+  const err = error as { code?: string; name?: string; message?: string; cause?: { code?: string } };
+  const code = err?.code ?? err?.cause?.code;
+  if (code && NOT_SENT.has(code)) {
+    return { kind: 'retry', error: `connect failed: ${code}`, outcomeUnknown: false };
+  }
+  const timedOut =
+    err?.name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || err?.name === 'AbortError';
+  const what = timedOut ? 'timeout' : `request failed: ${code ?? err?.name ?? 'error'}`;
+  return { kind: 'retry', error: what, outcomeUnknown: true };
+}

@@ -1,0 +1,139 @@
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { Clock } from '../common/clock';
+import { DeliveryResult, Destination, OutboxEntry } from './destinations/destination';
+import { DestinationRegistry } from './destinations/destination.registry';
+import { OutboxOutcome, OutboxRepository } from './outbox.repository';
+import { retryDelayMs } from './retry-policy';
+
+/** Rows claimed per round: small enough that a round finishes well within a lease. */
+export const RELAY_BATCH_SIZE = 64;
+
+/** Test-only seam: crash tests kill the process between delivering and recording. */
+export const RELAY_FAULT_HOOK = Symbol('RELAY_FAULT_HOOK');
+export interface RelayFaultHook {
+  afterDeliveries?(entries: OutboxEntry[]): void | Promise<void>;
+}
+
+/** Caps requests in flight per destination. */
+class Semaphore {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.active++;
+    try {
+      return await task();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
+    }
+  }
+}
+
+/**
+ * Delivers outbox entries at least once under their Idempotency-Key.
+ * A round: claim a batch (one short transaction, a lease per row), deliver
+ * concurrently with no transaction or lock held, record every outcome in one
+ * UPDATE fenced by the lease. Safe with any number of relays.
+ */
+@Injectable()
+export class OutboxRelay {
+  private readonly logger = new Logger(OutboxRelay.name);
+  /** Unique per relay instance, even for two apps in one process. */
+  readonly relayId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  private readonly limits = new Map<string, Semaphore>();
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly repository: OutboxRepository,
+    private readonly destinations: DestinationRegistry,
+    private readonly clock: Clock,
+    @Optional() @Inject(RELAY_FAULT_HOOK) private readonly faultHook?: RelayFaultHook,
+  ) {}
+
+  /** One round. Returns how many entries it claimed (0: nothing due). */
+  async runOnce(): Promise<number> {
+    const entries = await this.repository.claim(this.relayId, this.clock.now(), this.config.relay.leaseMs, RELAY_BATCH_SIZE);
+    if (entries.length === 0) return 0;
+    const outcomes = await Promise.all(entries.map((entry) => this.attempt(entry)));
+    await this.faultHook?.afterDeliveries?.(entries);
+    const recorded = await this.repository.record(this.relayId, this.clock.now(), outcomes);
+    for (const outcome of outcomes) {
+      const entry = entries.find((e) => e.id === outcome.id)!;
+      const fields = { operationKey: entry.operationKey, destination: entry.destination, attempt: entry.attempts };
+      if (!recorded.has(outcome.id)) {
+        this.logger.warn(fields, 'lease lost before recording; another relay owns this entry now');
+      } else if (outcome.status === 'dead' || outcome.status === 'unresolved') {
+        this.logger.error({ ...fields, status: outcome.status, error: outcome.lastError }, `outbox entry ${outcome.status}`);
+      } else if (outcome.status === 'pending') {
+        this.logger.warn({ ...fields, error: outcome.lastError, nextAttemptAt: outcome.nextAttemptAt }, 'delivery failed; will retry');
+      }
+    }
+    return entries.length;
+  }
+
+  private async attempt(entry: OutboxEntry): Promise<OutboxOutcome> {
+    const destination = this.destinations.get(entry.destination);
+    if (!destination) {
+      // Perhaps a newer version added it during a rolling deploy: retry, bounded by the attempt limit.
+      return this.outcome(entry, { kind: 'retry', error: `no destination "${entry.destination}"`, outcomeUnknown: false });
+    }
+    const limit = this.limit(entry.destination, destination);
+    try {
+      return this.outcome(entry, await limit.run(() => this.resolveThenDeliver(entry, destination)));
+    } catch (error) {
+      // A destination bug must not stall the batch; the entry stays uncertain.
+      return this.outcome(entry, { kind: 'retry', error: `destination error: ${(error as Error).message}`, outcomeUnknown: true });
+    }
+  }
+
+  /**
+   * An entry whose last attempt may have reached the destination is first
+   * checked with the outcome query: applied -> delivered without a resend;
+   * cannot tell -> retry later. Destinations without a query get a resend
+   * under the same key and dedupe it themselves.
+   */
+  private async resolveThenDeliver(entry: OutboxEntry, destination: Destination): Promise<DeliveryResult> {
+    const lastChance = entry.attempts > this.config.relay.maxAttempts;
+    if (entry.outcomeUnknown && destination.queryOutcome) {
+      let known;
+      try {
+        known = await destination.queryOutcome(entry.operationKey, { signal: AbortSignal.timeout(this.config.relay.timeoutMs) });
+      } catch (error) {
+        known = 'unknown' as const;
+      }
+      if (known === 'applied') return { kind: 'delivered' };
+      if (known === 'unknown') return { kind: 'retry', error: 'outcome query failed', outcomeUnknown: true };
+    }
+    // A crashed relay used up the last attempt: do not send past the limit.
+    if (lastChance) return { kind: 'retry', error: 'attempt limit reached', outcomeUnknown: entry.outcomeUnknown };
+    return destination.deliver(entry, { signal: AbortSignal.timeout(this.config.relay.timeoutMs) });
+  }
+
+  private outcome(entry: OutboxEntry, result: DeliveryResult): OutboxOutcome {
+    const base = { id: entry.id, attempts: entry.attempts, statusCode: result.statusCode };
+    if (result.kind === 'delivered') return { ...base, status: 'delivered', outcomeUnknown: false };
+    if (result.kind === 'dead') return { ...base, status: 'dead', lastError: result.error, outcomeUnknown: false };
+    // A known "not applied" now does not erase an earlier unknown outcome unless this attempt was actually sent.
+    const outcomeUnknown = result.outcomeUnknown || (entry.outcomeUnknown && result.statusCode === undefined);
+    if (entry.attempts >= this.config.relay.maxAttempts) {
+      return { ...base, status: 'unresolved', lastError: result.error, outcomeUnknown };
+    }
+    const delay = retryDelayMs(entry.attempts, this.config.retry, result.retryAfterMs);
+    const nextAttemptAt = new Date(this.clock.now().getTime() + delay);
+    return { ...base, status: 'pending', nextAttemptAt, lastError: result.error, outcomeUnknown };
+  }
+
+  private limit(name: string, destination: Destination): Semaphore {
+    let limit = this.limits.get(name);
+    if (!limit) this.limits.set(name, (limit = new Semaphore(Math.max(1, destination.concurrency))));
+    return limit;
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * Hot-path SQL of the outbox, hand-written so reviewers see every change.
+ * Times come from the application Clock as parameters, so tests can move time.
+ */
+
+/**
+ * Claims up to $4 rows for relay $2 in one short transaction: due `pending` rows
+ * (index outbox_due) and `delivering` rows whose lease expired (index
+ * outbox_leased: their relay died mid-flight). SKIP LOCKED lets any number of
+ * relays share the backlog. A reclaimed lease may already have reached the
+ * destination, so its outcome becomes unknown. No lock outlives this statement.
+ */
+export const CLAIM_OUTBOX = `
+  WITH expired AS (
+    SELECT id FROM outbox
+     WHERE status = 'delivering' AND locked_until < $1
+     ORDER BY locked_until
+     LIMIT $4
+     FOR UPDATE SKIP LOCKED
+  ), due AS (
+    SELECT id FROM outbox
+     WHERE status = 'pending' AND next_attempt_at <= $1
+     ORDER BY next_attempt_at
+     LIMIT $4
+     FOR UPDATE SKIP LOCKED
+  ), picked AS (
+    (SELECT id FROM expired UNION ALL SELECT id FROM due) LIMIT $4
+  )
+  UPDATE outbox o
+     SET status = 'delivering',
+         locked_by = $2,
+         locked_until = $1::timestamptz + $3 * interval '1 millisecond',
+         attempts = o.attempts + 1,
+         outcome_unknown = o.outcome_unknown OR o.status = 'delivering'
+    FROM picked
+   WHERE o.id = picked.id
+  RETURNING o.id, o.operation_key, o.destination, o.operation_type, o.tenant_id, o.payload,
+            o.attempts, o.outcome_unknown`;
+
+/**
+ * Records a batch of outcomes. Fenced per row by the lease: only the relay that
+ * claimed this attempt ($8, same attempts, still delivering) changes anything,
+ * so a relay that lost its lease cannot confirm or bury an entry.
+ */
+export const RECORD_OUTCOMES = `
+  UPDATE outbox o
+     SET status = r.status,
+         next_attempt_at = COALESCE(r.next_attempt_at, o.next_attempt_at),
+         last_error = r.last_error,
+         last_status_code = r.status_code,
+         outcome_unknown = r.outcome_unknown,
+         delivered_at = CASE WHEN r.status = 'delivered' THEN $9::timestamptz ELSE o.delivered_at END,
+         locked_by = NULL,
+         locked_until = NULL
+    FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::int[], $7::boolean[])
+      AS r(id, attempts, status, next_attempt_at, last_error, status_code, outcome_unknown)
+   WHERE o.id = r.id
+     AND o.locked_by = $8
+     AND o.status = 'delivering'
+     AND o.attempts = r.attempts
+  RETURNING o.id`;
+
+/**
+ * The writer's insert, run in the caller's transaction. The operation key is the
+ * uniqueness boundary of the business effect: a second event for the same change
+ * inserts nothing. Multi-row: $1..$6 are parallel arrays.
+ */
+export const INSERT_OUTBOX = `
+  INSERT INTO outbox (operation_key, destination, operation_type, tenant_id, payload, source_event_id)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::bigint[])
+  ON CONFLICT (operation_key) DO NOTHING
+  RETURNING operation_key`;

@@ -1,0 +1,67 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { OutboxEntry } from './destinations/destination';
+import { CLAIM_OUTBOX, RECORD_OUTCOMES } from './outbox.queries';
+
+export type OutboxStatus = 'pending' | 'delivering' | 'delivered' | 'unresolved' | 'dead';
+
+/** The outcome of one claimed attempt, as it will be stored. */
+export interface OutboxOutcome {
+  id: string;
+  /** The attempt number the claim returned: part of the fence. */
+  attempts: number;
+  status: Exclude<OutboxStatus, 'delivering'>;
+  nextAttemptAt?: Date;
+  lastError?: string;
+  statusCode?: number;
+  outcomeUnknown: boolean;
+}
+
+interface ClaimedRow {
+  id: string;
+  operation_key: string;
+  destination: string;
+  operation_type: string;
+  tenant_id: string;
+  payload: Record<string, unknown>;
+  attempts: number;
+  outcome_unknown: boolean;
+}
+
+/** Owner of the relay's `outbox` SQL: claim and fenced outcome recording. */
+@Injectable()
+export class OutboxRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** One autocommit statement: the claim is committed (and every row lock released) when it returns. */
+  async claim(relayId: string, now: Date, leaseMs: number, limit: number): Promise<OutboxEntry[]> {
+    const [rows] = (await this.dataSource.query(CLAIM_OUTBOX, [now, relayId, leaseMs, limit])) as [ClaimedRow[], number];
+    return rows.map((r) => ({
+      id: String(r.id),
+      operationKey: r.operation_key,
+      destination: r.destination,
+      operationType: r.operation_type,
+      tenantId: r.tenant_id,
+      payload: r.payload,
+      attempts: r.attempts,
+      outcomeUnknown: r.outcome_unknown,
+    }));
+  }
+
+  /** Returns the ids actually updated: an id missing from it lost its lease to another relay. */
+  async record(relayId: string, now: Date, outcomes: OutboxOutcome[]): Promise<Set<string>> {
+    if (outcomes.length === 0) return new Set();
+    const [rows] = (await this.dataSource.query(RECORD_OUTCOMES, [
+      outcomes.map((o) => o.id),
+      outcomes.map((o) => o.attempts),
+      outcomes.map((o) => o.status),
+      outcomes.map((o) => o.nextAttemptAt ?? null),
+      outcomes.map((o) => o.lastError?.slice(0, 500) ?? null),
+      outcomes.map((o) => o.statusCode ?? null),
+      outcomes.map((o) => o.outcomeUnknown),
+      relayId,
+      now,
+    ])) as [{ id: string }[], number];
+    return new Set(rows.map((r) => String(r.id)));
+  }
+}

@@ -1,0 +1,36 @@
+import { RetryPolicy } from '../config/app-config';
+
+/**
+ * Capped exponential backoff with full jitter: a delay drawn uniformly from
+ * [0, min(maxMs, baseMs * 2^(attempt-1))]. Full jitter spreads the retries of
+ * a whole backlog after an ERP outage instead of hitting it again in lockstep;
+ * the cap bounds the gap so recovery is noticed within RETRY_MAX_MS.
+ * `attempt` is the number of the failed attempt, starting at 1.
+ */
+export function backoffDelayMs(attempt: number, policy: RetryPolicy, random: () => number = Math.random): number {
+  const exponent = Math.min(Math.max(attempt, 1) - 1, 52);
+  const ceiling = Math.min(policy.maxMs, policy.baseMs * 2 ** exponent);
+  return Math.floor(random() * ceiling);
+}
+
+/**
+ * `Retry-After` in milliseconds from `now`: delta-seconds or an HTTP date.
+ * Undefined when absent or unparseable; a date in the past is 0.
+ */
+export function parseRetryAfterMs(value: string | string[] | undefined, now: Date): number | undefined {
+  const raw = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (!raw) return undefined;
+  if (/^\d+$/.test(raw)) return Number(raw) * 1000;
+  // HTTP-date forms all start with a day name; Date.parse alone would read "-5" as a year.
+  const at = /^[A-Za-z]{3}/.test(raw) ? Date.parse(raw) : NaN;
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - now.getTime());
+}
+
+/**
+ * When to try again. A destination that names a delay (429/503 Retry-After)
+ * knows its own load better than our failure count: wait exactly that long.
+ */
+export function retryDelayMs(attempt: number, policy: RetryPolicy, retryAfterMs?: number, random?: () => number): number {
+  return retryAfterMs ?? backoffDelayMs(attempt, policy, random);
+}
