@@ -41,6 +41,7 @@ export async function startTestApp(options: TestAppOptions): Promise<TestApp> {
     NODE_ENV: 'test',
     DATABASE_URL: options.databaseUrl,
     WEBHOOK_ENDPOINTS_FILE: endpointsFile,
+    LOG_LEVEL: 'warn',
     ADMIN_TOKENS: `ops:operator:${OPERATOR_TOKEN},view:viewer:${VIEWER_TOKEN}`,
     ROLES: 'api',
     DATABASE_POOL_SIZE: '10',

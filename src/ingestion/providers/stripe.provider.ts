@@ -43,7 +43,7 @@ export class StripeProvider implements WebhookProvider {
           secret.value,
           endpoint.toleranceSeconds,
           undefined,
-          nowSeconds,
+          now.getTime(), // milliseconds, despite the SDK's name
         );
       } catch (error) {
         if (error instanceof Stripe.errors.StripeSignatureVerificationError) {

@@ -1,0 +1,107 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError } from './config.error';
+import { Env, loadConfig } from './load-config';
+
+function endpointsFile(endpoints: unknown[]): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'wi-config-')), 'endpoints.json');
+  writeFileSync(file, JSON.stringify({ endpoints }));
+  return file;
+}
+
+const stripe = (overrides: Record<string, unknown> = {}) => ({
+  id: 'stripe-acme',
+  provider: 'stripe',
+  tenantId: 'acme',
+  secrets: [{ label: 'k1', env: 'STRIPE_SECRET_ACME' }],
+  ...overrides,
+});
+
+function load(env: Env, endpoints: unknown[] = [stripe()]) {
+  return loadConfig({ WEBHOOK_ENDPOINTS_FILE: endpointsFile(endpoints), STRIPE_SECRET_ACME: 'whsec_x', ...env });
+}
+
+function errorOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('applies the documented defaults in development', () => {
+    const config = load({});
+    expect(config.port).toBe(3000);
+    expect(config.databaseUrl).toBeUndefined();
+    expect([...config.roles]).toEqual(['api', 'worker', 'relay', 'maintenance']);
+    expect(config.worker).toEqual({ pollMs: 1000, leaseMs: 30000, maxAttempts: 10 });
+    expect(config.retry).toEqual({ baseMs: 1000, maxMs: 3600000 });
+    expect(config.relay).toEqual({ pollMs: 1000, timeoutMs: 10000, leaseMs: 60000, maxAttempts: 12 });
+    expect(config.generatedAdminToken).toHaveLength(32);
+    const endpoint = config.endpoints.get('stripe-acme')!;
+    expect(endpoint.toleranceSeconds).toBe(300);
+    expect(endpoint.maxBodyBytes).toBe(1048576);
+    expect(endpoint.secrets).toEqual([{ label: 'k1', value: 'whsec_x', notAfter: undefined }]);
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, /^PORT: /],
+    [{ WORKER_MAX_ATTEMPTS: '0' }, /^WORKER_MAX_ATTEMPTS: /],
+    [{ RELAY_TIMEOUT_MS: '1.5' }, /^RELAY_TIMEOUT_MS: /],
+    [{ ROLES: 'api,cron' }, /^ROLES: unknown role "cron"/],
+    [{ ERP_URL: 'not a url' }, /^ERP_URL: /],
+    [{ ADMIN_TOKENS: 'alice:admin:0123456789abcdef' }, /^ADMIN_TOKENS: .*role "admin"/],
+    [{ ADMIN_TOKENS: 'alice:viewer:short' }, /^ADMIN_TOKENS: .*shorter than 16/],
+    [{ ADMIN_TOKENS: 'alice:viewer:sha256:xyz' }, /^ADMIN_TOKENS: .*64 hex/],
+    [{ RETENTION_IDENTITY_DAYS: '7' }, /^RETENTION_IDENTITY_DAYS: /],
+    [{ NODE_ENV: 'staging' }, /^NODE_ENV: /],
+  ])('refuses %j with one line naming the variable', (env, pattern) => {
+    const message = errorOf(() => load(env));
+    expect(message).toMatch(pattern);
+    expect(message).not.toContain('\n');
+  });
+
+  it('accepts sha256-hashed admin tokens and both roles', () => {
+    const config = load({ ADMIN_TOKENS: `ops:operator:sha256:${'ab'.repeat(32)},bob:viewer:0123456789abcdef` });
+    expect(config.adminTokens.map((t) => [t.name, t.role])).toEqual([
+      ['ops', 'operator'],
+      ['bob', 'viewer'],
+    ]);
+    expect(config.generatedAdminToken).toBeUndefined();
+  });
+
+  it.each([
+    ['a tolerance of 0', [stripe({ toleranceSeconds: 0 })], /toleranceSeconds: must be positive/],
+    ['a missing secret variable', [stripe({ secrets: [{ label: 'k', env: 'UNSET_VAR' }] })], /UNSET_VAR is not set/],
+    ['duplicate endpoint ids', [stripe(), stripe()], /duplicate endpoint id "stripe-acme"/],
+    ['a secret with both env and value', [stripe({ secrets: [{ label: 'k', env: 'A', value: 'b' }] })], /exactly one/],
+    ['an unknown field', [stripe({ tolerance: 10 })], /endpoints\.0/],
+  ])('refuses an endpoints file with %s', (_name, endpoints, pattern) => {
+    expect(errorOf(() => load({}, endpoints))).toMatch(pattern);
+  });
+
+  it('refuses a missing endpoints file', () => {
+    expect(errorOf(() => loadConfig({ WEBHOOK_ENDPOINTS_FILE: '/nonexistent/endpoints.json' }))).toMatch(
+      /^WEBHOOK_ENDPOINTS_FILE: .*file not found/,
+    );
+  });
+
+  it('refuses defaults in production', () => {
+    const complete: Env = {
+      NODE_ENV: 'production',
+      DATABASE_URL: 'postgres://u@db/x',
+      ADMIN_TOKENS: 'ops:operator:0123456789abcdef',
+      ERP_URL: 'http://erp',
+      EMAIL_URL: 'http://email',
+    };
+    expect(load(complete).production).toBe(true);
+    for (const name of ['DATABASE_URL', 'ADMIN_TOKENS', 'ERP_URL', 'EMAIL_URL']) {
+      expect(errorOf(() => load({ ...complete, [name]: undefined }))).toBe(`${name}: required when NODE_ENV=production`);
+    }
+    expect(errorOf(() => loadConfig({ ...complete, STRIPE_SECRET_ACME: 'x' }))).toMatch(/^WEBHOOK_ENDPOINTS_FILE: required/);
+  });
+});

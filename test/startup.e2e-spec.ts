@@ -1,0 +1,38 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createTestDatabase, TestDatabase } from './support/test-database';
+import { startTestApp } from './support/test-app';
+
+/** Runs src/main.ts as `npm start` would (transpiled on the fly) with the given environment. */
+function runMain(env: Record<string, string>) {
+  return spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
+    cwd: join(__dirname, '..'),
+    env: { PATH: process.env.PATH, ...env },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+}
+
+describe('start-up', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(() => db.drop());
+
+  it('stops with one clear line naming the bad variable and a non-zero exit', () => {
+    const result = runMain({ PORT: 'eighty' });
+    expect(result.status).toBe(1);
+    expect(result.stderr.trim().split('\n')).toEqual(['PORT: expected an integer between 0 and 65535, got "eighty"']);
+  });
+
+  it('refuses an endpoints file that names an unknown provider', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'wi-start-')), 'endpoints.json');
+    writeFileSync(file, JSON.stringify({ endpoints: [{ id: 'x', provider: 'paypal', tenantId: 't', secrets: [{ label: 'a', value: 'b' }] }] }));
+    await expect(startTestApp({ databaseUrl: db.url, env: { WEBHOOK_ENDPOINTS_FILE: file } })).rejects.toThrow(
+      /endpoint "x": unknown provider "paypal"/,
+    );
+  });
+});
