@@ -1,4 +1,26 @@
 import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { DestinationRegistry } from './destinations/destination.registry';
+import { EmailDestination } from './destinations/email.destination';
+import { ErpDestination } from './destinations/erp.destination';
+import { OutboxRelay } from './outbox-relay';
+import { OutboxRelayScheduler } from './outbox-relay.scheduler';
+import { OutboxRepository } from './outbox.repository';
+import { OutboxService } from './outbox.service';
+import { OutboxWriter } from './outbox-writer';
 
-@Module({})
+@Module({
+  imports: [DiscoveryModule],
+  providers: [
+    OutboxWriter,
+    OutboxRepository,
+    OutboxService,
+    DestinationRegistry,
+    ErpDestination,
+    EmailDestination,
+    OutboxRelay,
+    OutboxRelayScheduler,
+  ],
+  exports: [OutboxWriter, OutboxService],
+})
 export class OutboxModule {}
