@@ -1,0 +1,188 @@
+import { createServer, IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { AddressInfo } from 'node:net';
+
+/**
+ * Programmable misbehaviour for the next request(s):
+ * - status: answer with this status (and headers, e.g. Retry-After), no effect
+ *   unless `apply` (e.g. a 500 after committing);
+ * - applyThenHang: apply the effect, never answer (the relay times out);
+ * - hang: never answer, no effect;
+ * - reset / applyThenReset: destroy the socket (without / after applying);
+ * - slow: apply, answer 200 after `ms`;
+ * - hold: apply nothing until the test calls release(status).
+ */
+export type Fault =
+  | { kind: 'status'; status: number; headers?: Record<string, string>; apply?: boolean }
+  | { kind: 'applyThenHang' }
+  | { kind: 'hang' }
+  | { kind: 'reset' }
+  | { kind: 'applyThenReset' }
+  | { kind: 'slow'; ms: number }
+  | { kind: 'hold' };
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** The Idempotency-Key header, or the key in the outcome query's path. */
+  key?: string;
+}
+
+/**
+ * An idempotent HTTP destination on 127.0.0.1:0, like a well-behaved ERP: one
+ * effect per Idempotency-Key (a repeat is answered 200 without a second
+ * effect; a repeat with a different body is 422, as Stripe does), every request
+ * recorded with headers and body.
+ */
+export class FakeDestination {
+  readonly requests: RecordedRequest[] = [];
+  /** Applied effects: Idempotency-Key -> the body that was applied. */
+  readonly effects = new Map<string, string>();
+  url = '';
+  private server!: Server;
+  private readonly faults: Fault[] = [];
+  private alwaysFault?: Fault;
+  /** Fault for outcome queries (GET), if any. */
+  queryFault?: Fault;
+  private held: { res: ServerResponse; key: string; body: string }[] = [];
+  private waiters: { n: number; resolve: () => void }[] = [];
+
+  constructor(
+    private readonly postPath: string,
+    private readonly outcomeQuery: boolean,
+  ) {}
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    this.server.keepAliveTimeout = 60_000;
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    const { port } = this.server.address() as AddressInfo;
+    this.url = `http://127.0.0.1:${port}`;
+    return this;
+  }
+
+  /** The next `n` POSTs get `fault`. */
+  failNext(n: number, fault: Fault): this {
+    for (let i = 0; i < n; i++) this.faults.push(fault);
+    return this;
+  }
+
+  /** Every request (POST and outcome query) gets `fault` until cleared with undefined. */
+  failAlways(fault: Fault | undefined): this {
+    this.alwaysFault = fault;
+    return this;
+  }
+
+  /** Forgets requests, effects and faults (between tests). */
+  reset(): void {
+    this.requests.length = 0;
+    this.effects.clear();
+    this.faults.length = 0;
+    this.alwaysFault = undefined;
+    this.queryFault = undefined;
+    this.held = [];
+  }
+
+  /** Answers every held request. */
+  release(status = 200): void {
+    for (const h of this.held.splice(0)) {
+      if (status >= 200 && status < 300) this.effects.set(h.key, h.body);
+      h.res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
+    }
+  }
+
+  posts(key?: string): RecordedRequest[] {
+    return this.requests.filter((r) => r.method === 'POST' && (key === undefined || r.key === key));
+  }
+
+  queries(key?: string): RecordedRequest[] {
+    return this.requests.filter((r) => r.method === 'GET' && (key === undefined || r.key === key));
+  }
+
+  /** Resolves once `n` requests have arrived (fails the test after `timeoutMs`). */
+  waitForRequests(n: number, timeoutMs = 10_000): Promise<void> {
+    if (this.requests.length >= n) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`fake saw ${this.requests.length} of ${n} requests`)), timeoutMs);
+      this.waiters.push({ n, resolve: () => (clearTimeout(timer), resolve()) });
+    });
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString('utf8');
+    const path = req.url ?? '/';
+    const isQuery = req.method === 'GET' && this.outcomeQuery && path.startsWith('/operations/');
+    const key = isQuery
+      ? decodeURIComponent(path.slice('/operations/'.length))
+      : (req.headers['idempotency-key'] as string | undefined);
+    this.requests.push({ method: req.method ?? '', path, headers: req.headers, body, key });
+    for (const w of this.waiters.filter((w) => this.requests.length >= w.n)) {
+      this.waiters.splice(this.waiters.indexOf(w), 1);
+      w.resolve();
+    }
+
+    if (isQuery) {
+      const fault = this.alwaysFault ?? this.queryFault;
+      if (fault) return this.misbehave(fault, res, undefined, body);
+      return void res.writeHead(this.effects.has(key!) ? 200 : 404).end();
+    }
+    if (req.method !== 'POST' || path !== this.postPath) return void res.writeHead(404).end();
+    if (!key) return void res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"no key"}');
+    const fault = this.alwaysFault ?? this.faults.shift();
+    if (fault) return this.misbehave(fault, res, key, body);
+    this.apply(res, key, body);
+  }
+
+  private apply(res: ServerResponse, key: string, body: string): void {
+    const previous = this.effects.get(key);
+    if (previous !== undefined && previous !== body) {
+      return void res.writeHead(422, { 'content-type': 'application/json' }).end('{"error":"key reused with another body"}');
+    }
+    this.effects.set(key, body);
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ replayed: previous !== undefined }));
+  }
+
+  private misbehave(fault: Fault, res: ServerResponse, key: string | undefined, body: string): void {
+    const applyEffect = () => key !== undefined && !this.effects.has(key) && this.effects.set(key, body);
+    switch (fault.kind) {
+      case 'status':
+        if (fault.apply) applyEffect();
+        return void res.writeHead(fault.status, { 'content-type': 'application/json', ...fault.headers }).end('{}');
+      case 'applyThenHang':
+        applyEffect();
+        return;
+      case 'hang':
+        return;
+      case 'applyThenReset':
+        applyEffect();
+        return void res.socket?.destroy();
+      case 'reset':
+        return void res.socket?.destroy();
+      case 'slow':
+        setTimeout(() => (key !== undefined ? this.apply(res, key, body) : res.writeHead(200).end()), fault.ms);
+        return;
+      case 'hold':
+        this.held.push({ res, key: key ?? '', body });
+        return;
+    }
+  }
+}
+
+/** A fake ERP: `POST /operations`, outcome query `GET /operations/:key`. Its base URL is ERP_URL. */
+export function startFakeErp(): Promise<FakeDestination> {
+  return new FakeDestination('/operations', true).start();
+}
+
+/** A fake email API: `POST /send` (EMAIL_URL is `<url>/send`), no outcome query. */
+export async function startFakeEmail(): Promise<FakeDestination & { sendUrl: string }> {
+  const fake = await new FakeDestination('/send', false).start();
+  return Object.assign(fake, { sendUrl: `${fake.url}/send` });
+}
