@@ -1,4 +1,12 @@
 import { Module } from '@nestjs/common';
+import { OutboxModule } from '../outbox/outbox.module';
+import { OrdersRepository } from './orders.repository';
+import { OrdersService } from './orders.service';
+import { StripePaymentHandlers } from './stripe-payment.handlers';
 
-@Module({})
+@Module({
+  imports: [OutboxModule],
+  providers: [OrdersRepository, OrdersService, StripePaymentHandlers],
+  exports: [OrdersService],
+})
 export class OrdersModule {}

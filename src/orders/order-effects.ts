@@ -1,0 +1,45 @@
+import { OutboxWrite } from '../outbox/outbox-writer';
+import { OrderStatus } from './domain/order-state-machine';
+import { Order } from './orders.types';
+
+export interface EffectContext {
+  paymentId: string;
+  /** ISO time of the business change (the provider event's `created`). */
+  occurredAt: string;
+  sourceEventId: string;
+}
+
+/**
+ * The outbox entries of a transition. The operation keys are the uniqueness
+ * boundary of each effect: two events for one change produce one entry each.
+ */
+export function effectsOf(order: Order, to: OrderStatus, ctx: EffectContext): OutboxWrite[] {
+  const { tenantId, id: orderId, totalMinor: amountMinor, currency } = order;
+  const common = { tenantId, sourceEventId: ctx.sourceEventId };
+  const erp = (kind: 'paid' | 'refunded'): OutboxWrite => {
+    const operationKey = `erp:order-${kind}:${tenantId}:${orderId}`;
+    const type = kind === 'paid' ? 'order.paid' : 'order.refunded';
+    return {
+      ...common,
+      destination: 'erp',
+      operationKey,
+      operationType: type,
+      payload: { operationKey, type, tenantId, orderId, amountMinor, currency, paymentId: ctx.paymentId, occurredAt: ctx.occurredAt },
+    };
+  };
+  const email = (template: 'receipt' | 'refund'): OutboxWrite => ({
+    ...common,
+    destination: 'email',
+    operationKey: `email:${template}:${tenantId}:${orderId}`,
+    operationType: `email.${template}`,
+    payload: { to: order.customerEmail, template, data: { orderId, amountMinor, currency } },
+  });
+  switch (to) {
+    case 'paid':
+      return [erp('paid'), email('receipt')];
+    case 'refunded':
+      return [erp('refunded'), email('refund')];
+    default:
+      return [];
+  }
+}

@@ -1,0 +1,80 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { HandlerOutcome, InboxEvent } from '../inbox/inbox.types';
+import { OnWebhookEvent } from '../inbox/on-webhook-event.decorator';
+import { PaymentEventKind, PaymentFacts } from './domain/order-state-machine';
+import { OrdersService, PaymentEvent } from './orders.service';
+
+type Parsed = { ok: true; event: PaymentEvent } | { ok: false; reason: string };
+
+/** Stripe payment events -> order transitions. The order is found by `metadata.order_id`. */
+@Injectable()
+export class StripePaymentHandlers {
+  constructor(private readonly orders: OrdersService) {}
+
+  @OnWebhookEvent('stripe', 'payment_intent.succeeded')
+  succeeded(event: InboxEvent, tx: EntityManager): Promise<HandlerOutcome> {
+    return this.apply(parsePaymentIntent(event, 'payment_succeeded'), tx);
+  }
+
+  @OnWebhookEvent('stripe', 'payment_intent.payment_failed')
+  failed(event: InboxEvent, tx: EntityManager): Promise<HandlerOutcome> {
+    return this.apply(parsePaymentIntent(event, 'payment_failed'), tx);
+  }
+
+  @OnWebhookEvent('stripe', 'payment_intent.canceled')
+  canceled(event: InboxEvent, tx: EntityManager): Promise<HandlerOutcome> {
+    return this.apply(parsePaymentIntent(event, 'payment_canceled'), tx);
+  }
+
+  @OnWebhookEvent('stripe', 'charge.refunded')
+  refunded(event: InboxEvent, tx: EntityManager): Promise<HandlerOutcome> {
+    return this.apply(parseChargeRefunded(event), tx);
+  }
+
+  private async apply(parsed: Parsed, tx: EntityManager): Promise<HandlerOutcome> {
+    // A malformed event will not improve with retries.
+    if (!parsed.ok) return { kind: 'quarantine', reason: parsed.reason };
+    return this.orders.applyPayment(tx, parsed.event);
+  }
+}
+
+function parsePaymentIntent(event: InboxEvent, kind: PaymentEventKind): Parsed {
+  const pi = event.payload?.data?.object;
+  const common = commonFacts(event, pi, pi?.id);
+  if (!common.ok) return common;
+  let failure: string | undefined;
+  if (kind === 'payment_failed') {
+    const e = pi.last_payment_error;
+    // Codes only: a decline message could quote customer data.
+    failure = [e?.code, e?.decline_code].filter((x) => typeof x === 'string').join(':').slice(0, 200) || 'payment_failed';
+  }
+  return { ok: true, event: { ...common.event, facts: { ...common.event.facts, kind }, failure } };
+}
+
+function parseChargeRefunded(event: InboxEvent): Parsed {
+  const charge = event.payload?.data?.object;
+  const pi = charge?.payment_intent;
+  const paymentId = typeof pi === 'string' ? pi : pi?.id;
+  const common = commonFacts(event, charge, paymentId);
+  if (!common.ok) return common;
+  if (!Number.isSafeInteger(charge.amount_refunded)) return { ok: false, reason: 'malformed_event' };
+  return {
+    ok: true,
+    event: { ...common.event, facts: { ...common.event.facts, kind: 'refunded', refundedMinor: charge.amount_refunded } },
+  };
+}
+
+function commonFacts(event: InboxEvent, object: any, paymentId: unknown): Parsed {
+  const orderId = object?.metadata?.order_id;
+  if (typeof orderId !== 'string' || orderId === '') return { ok: false, reason: 'order_id_missing' };
+  if (typeof paymentId !== 'string' || paymentId === '') return { ok: false, reason: 'payment_id_missing' };
+  if (!Number.isSafeInteger(object.amount) || typeof object.currency !== 'string') return { ok: false, reason: 'malformed_event' };
+  const created = event.payload.created;
+  const occurredAt = Number.isSafeInteger(created) ? new Date(created * 1000) : event.receivedAt;
+  const facts: PaymentFacts = { kind: 'payment_succeeded', paymentId, amountMinor: object.amount, currency: object.currency.toLowerCase() };
+  return {
+    ok: true,
+    event: { tenantId: event.tenantId, orderId, facts, occurredAt: occurredAt.toISOString(), sourceEventId: event.id },
+  };
+}

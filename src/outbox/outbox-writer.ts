@@ -1,0 +1,62 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { afterCommit } from '../database/after-commit';
+import { PgNotifications } from '../database/pg-notifications';
+import { INSERT_OUTBOX } from './outbox.queries';
+
+/** Body of an ERP operation: everything the relay needs, so a resend is identical. */
+export interface ErpOperationPayload {
+  operationKey: string;
+  type: 'order.paid' | 'order.refunded';
+  tenantId: string;
+  orderId: string;
+  /** Integer minor units. */
+  amountMinor: number;
+  /** Lower-case ISO 4217. */
+  currency: string;
+  paymentId: string;
+  /** ISO time of the business change (the provider event's `created`). */
+  occurredAt: string;
+}
+
+export interface EmailPayload {
+  to: string;
+  template: 'receipt' | 'refund';
+  data: { orderId: string; amountMinor: number; currency: string };
+}
+
+export type OutboxWrite = {
+  /** The Idempotency-Key, e.g. `erp:order-paid:<tenant>:<order>`. */
+  operationKey: string;
+  operationType: string;
+  tenantId: string;
+  /** The inbox row whose processing produced this entry. */
+  sourceEventId: string | null;
+} & ({ destination: 'erp'; payload: ErpOperationPayload } | { destination: 'email'; payload: EmailPayload });
+
+export const OUTBOX_CHANNEL = 'outbox';
+
+/**
+ * Writes outbox entries inside the caller's transaction, so they commit (or
+ * not) with the business change. Idempotent per operation key.
+ */
+@Injectable()
+export class OutboxWriter {
+  constructor(private readonly notifications: PgNotifications) {}
+
+  /** Resolves with the operation keys actually inserted (keys already present are skipped). */
+  async write(tx: EntityManager, entries: OutboxWrite[]): Promise<string[]> {
+    if (entries.length === 0) return [];
+    const rows: { operation_key: string }[] = await tx.query(INSERT_OUTBOX, [
+      entries.map((e) => e.operationKey),
+      entries.map((e) => e.destination),
+      entries.map((e) => e.operationType),
+      entries.map((e) => e.tenantId),
+      entries.map((e) => JSON.stringify(e.payload)),
+      entries.map((e) => e.sourceEventId),
+    ]);
+    // Wake the relays once the entries are visible (throttled; the relay also polls).
+    if (rows.length > 0) afterCommit(tx, () => this.notifications.notify(OUTBOX_CHANNEL));
+    return rows.map((r) => r.operation_key);
+  }
+}

@@ -1,0 +1,107 @@
+import request from 'supertest';
+import { InboxWorker } from '../../src/inbox/inbox-worker';
+import { OrdersService } from '../../src/orders/orders.service';
+import { signStripe } from '../support/signers';
+import { TestApp } from '../support/test-app';
+import { TestDatabase } from '../support/test-database';
+
+export const STRIPE_SECRET = 'whsec_worker_tests';
+export const TENANT = 'acme';
+export const ENDPOINTS = [
+  { id: 'stripe-acme', provider: 'stripe', tenantId: TENANT, secrets: [{ label: 'current', value: STRIPE_SECRET }] },
+];
+
+let seq = 0;
+const uniq = () => `${Date.now().toString(36)}${(seq++).toString(36)}`;
+
+export interface PaymentOpts {
+  orderId: string;
+  paymentId?: string;
+  amount?: number;
+  currency?: string;
+  id?: string;
+}
+
+export function paymentIntentEvent(type: string, o: PaymentOpts): Record<string, unknown> {
+  return {
+    id: o.id ?? `evt_${uniq()}`,
+    object: 'event',
+    api_version: '2026-10-28',
+    created: 1_790_000_000,
+    livemode: false,
+    type,
+    data: {
+      object: {
+        id: o.paymentId ?? `pi_${o.orderId}`,
+        object: 'payment_intent',
+        amount: o.amount ?? 1000,
+        currency: o.currency ?? 'eur',
+        metadata: { order_id: o.orderId },
+        ...(type === 'payment_intent.payment_failed'
+          ? { last_payment_error: { code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds.' } }
+          : {}),
+      },
+    },
+  };
+}
+
+export function chargeRefundedEvent(o: PaymentOpts & { refunded?: number }): Record<string, unknown> {
+  return {
+    id: o.id ?? `evt_${uniq()}`,
+    object: 'event',
+    api_version: '2026-10-28',
+    created: 1_790_000_100,
+    livemode: false,
+    type: 'charge.refunded',
+    data: {
+      object: {
+        id: `ch_${o.orderId}`,
+        object: 'charge',
+        amount: o.amount ?? 1000,
+        amount_refunded: o.refunded ?? o.amount ?? 1000,
+        currency: o.currency ?? 'eur',
+        payment_intent: o.paymentId ?? `pi_${o.orderId}`,
+        metadata: { order_id: o.orderId },
+      },
+    },
+  };
+}
+
+/** Signs with the app's own clock (tests move it) and posts through the real HTTP path. */
+export async function postStripe(t: TestApp, event: Record<string, unknown>): Promise<void> {
+  const signed = signStripe(event, STRIPE_SECRET, Math.floor(t.clock.now().getTime() / 1000));
+  const res = await request(t.url).post('/webhooks/stripe-acme').set(signed.headers).send(signed.body);
+  if (res.status !== 200 || res.body.status !== 'accepted') throw new Error(`not accepted: ${res.status} ${JSON.stringify(res.body)}`);
+}
+
+export function createOrder(t: TestApp, id: string, totalMinor = 1000, currency = 'eur'): Promise<unknown> {
+  return t.app.get(OrdersService).create({ tenantId: TENANT, id, totalMinor, currency, customerEmail: `${id}@example.com` });
+}
+
+export function worker(t: TestApp): InboxWorker {
+  return t.app.get(InboxWorker);
+}
+
+/** Runs the worker until a claim comes back empty. */
+export async function drain(t: TestApp): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const n = await worker(t).runOnce();
+    if (n === 0) return total;
+    total += n;
+  }
+}
+
+export async function inboxRow(db: TestDatabase, eventId: string): Promise<any> {
+  const [row] = await db.query('SELECT * FROM webhook_inbox WHERE event_id = $1', [eventId]);
+  return row;
+}
+
+export async function orderRow(db: TestDatabase, id: string): Promise<any> {
+  const [row] = await db.query('SELECT * FROM orders WHERE tenant_id = $1 AND id = $2', [TENANT, id]);
+  return row;
+}
+
+export function outboxRows(db: TestDatabase, orderId: string): Promise<any[]> {
+  return db.query(`SELECT * FROM outbox WHERE operation_key LIKE '%:' || $1 ORDER BY operation_key`, [`${TENANT}:${orderId}`]);
+}
