@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
+import { RelayMetrics } from '../observability/relay.metrics';
 import { DeliveryResult, Destination, OutboxEntry } from './destinations/destination';
 import { DestinationRegistry } from './destinations/destination.registry';
 import { OutboxOutcome, OutboxRepository } from './outbox.repository';
@@ -55,6 +56,7 @@ export class OutboxRelay {
     private readonly repository: OutboxRepository,
     private readonly destinations: DestinationRegistry,
     private readonly clock: Clock,
+    private readonly metrics: RelayMetrics,
     @Optional() @Inject(RELAY_FAULT_HOOK) private readonly faultHook?: RelayFaultHook,
   ) {}
 
@@ -65,10 +67,12 @@ export class OutboxRelay {
     const outcomes = await Promise.all(entries.map((entry) => this.attempt(entry)));
     await this.faultHook?.afterDeliveries?.(entries);
     const recorded = await this.repository.record(this.relayId, this.clock.now(), outcomes);
-    for (const outcome of outcomes) {
-      const entry = entries.find((e) => e.id === outcome.id)!;
+    for (const [i, outcome] of outcomes.entries()) {
+      const entry = entries[i];
       const fields = { operationKey: entry.operationKey, destination: entry.destination, attempt: entry.attempts };
-      if (!recorded.has(outcome.id)) {
+      const lost = !recorded.has(outcome.id);
+      this.metrics.outcome(entry.destination, lost ? 'lost_lease' : outcome.status === 'pending' ? 'retry' : outcome.status);
+      if (lost) {
         this.logger.warn(fields, 'lease lost before recording; another relay owns this entry now');
       } else if (outcome.status === 'dead' || outcome.status === 'unresolved') {
         this.logger.error({ ...fields, status: outcome.status, error: outcome.lastError }, `outbox entry ${outcome.status}`);
