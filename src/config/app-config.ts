@@ -48,6 +48,8 @@ export interface AppConfig {
   erpUrl?: string;
   emailUrl?: string;
   roles: ReadonlySet<Role>;
+  /** Ingestion group commit: rows per statement, wait for company, concurrent flushes. */
+  ingestBatch: { maxBatch: number; maxWaitMs: number; maxInFlight: number };
   worker: { pollMs: number; leaseMs: number; maxAttempts: number };
   retry: RetryPolicy;
   relay: { pollMs: number; timeoutMs: number; leaseMs: number; maxAttempts: number };

@@ -175,6 +175,11 @@ export function loadConfig(env: Env): AppConfig {
     erpUrl: url('ERP_URL', env),
     emailUrl: url('EMAIL_URL', env),
     roles: parseRoles(env),
+    ingestBatch: {
+      maxBatch: int('INGEST_BATCH_MAX', env, 128, 1, 1000),
+      maxWaitMs: int('INGEST_BATCH_WAIT_MS', env, 0, 0, 100),
+      maxInFlight: int('INGEST_FLUSHERS', env, 2, 1, 64),
+    },
     worker: {
       pollMs: int('WORKER_POLL_MS', env, 1000, 10),
       leaseMs: int('WORKER_LEASE_MS', env, 30000, 100),

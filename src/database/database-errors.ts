@@ -22,3 +22,8 @@ export function isInvalidData(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && (code.startsWith('22') || code.startsWith('54'));
 }
+
+/** 40P01: PostgreSQL broke a lock cycle by aborting this statement; nothing of it was committed. */
+export function isDeadlock(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === '40P01';
+}

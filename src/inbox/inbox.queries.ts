@@ -3,22 +3,32 @@
  * Each claim query is matched by a partial index of the initial migration.
  */
 
+export const ACCEPT_PARAMS_PER_ROW = 11;
+
 /**
- * Insert-if-absent in one round trip. On conflict the original row is kept; only
- * the delivery counters move, and a different digest is counted, never stored.
- * `xmax = 0` is true only for a row this statement inserted.
+ * Insert-if-absent of `rows` events in one statement and one commit (group
+ * commit). On conflict the original row is kept; only the delivery counters
+ * move, and a different digest is counted, never stored. `xmax = 0` is true
+ * only for a row this statement inserted. The caller never sends one identity
+ * twice in a statement.
  */
-export const ACCEPT = `
+export function acceptMany(rows: number): string {
+  const values = Array.from({ length: rows }, (_, row) => {
+    const p = (column: number) => `$${row * ACCEPT_PARAMS_PER_ROW + column}`;
+    return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}::jsonb, ${p(8)}, ${p(9)}, ${p(10)}::text, ${p(11)},
+      CASE WHEN ${p(10)}::text = 'ignored' THEN now() END)`;
+  });
+  return `
   INSERT INTO webhook_inbox AS i
     (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload,
      payload_sha256, verified_with, status, status_reason, completed_at)
-  VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11,
-          CASE WHEN $10 = 'ignored' THEN now() END)
+  VALUES ${values.join(',\n    ')}
   ON CONFLICT (source_scope, event_id) DO UPDATE
     SET deliveries = i.deliveries + 1,
         last_delivery_at = now(),
         digest_conflicts = i.digest_conflicts + (i.payload_sha256 <> EXCLUDED.payload_sha256)::int
-  RETURNING id, (xmax = 0) AS inserted, status, payload_sha256 = $8 AS same_digest`;
+  RETURNING id, source_scope, event_id, (xmax = 0) AS inserted, status, payload_sha256`;
+}
 
 const EVENT_COLUMNS = `i.id, i.source_scope, i.event_id, i.tenant_id, i.provider, i.endpoint_id, i.event_type,
   i.payload, i.attempts, i.received_at`;

@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { ACCEPT, CLAIM, FINISH, RECORD_FAILURE } from './inbox.queries';
+import { Pool } from 'pg';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
+import { acceptMany, CLAIM, FINISH, RECORD_FAILURE } from './inbox.queries';
 import {
   ADMIN_BACKLOG,
   ADMIN_LOCK,
@@ -16,6 +18,24 @@ import {
 import { microsExpr, Page, PageRequest, SqlWhere, toPage } from '../common/pagination';
 import { InboxBacklog, InboxEventView, InboxFilter, InboxStats, InboxStatusChange } from './inbox.types';
 import { AcceptRequest, AcceptResult, InboxEvent, InboxStatus } from './inbox.types';
+
+interface AcceptRow {
+  id: string;
+  source_scope: string;
+  event_id: string;
+  inserted: boolean;
+  status: InboxStatus;
+  payload_sha256: string;
+}
+
+/** The event identity: what the unique constraint says is "the same event". */
+export function identity(r: { sourceScope: string; eventId: string }): string {
+  return `${r.sourceScope}\u0000${r.eventId}`;
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
 
 interface EventRow {
   id: string;
@@ -35,29 +55,43 @@ interface EventRow {
 export class InboxRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  /** One autocommit statement: when it returns, the row is durably committed. */
-  async accept(r: AcceptRequest): Promise<AcceptResult> {
-    const rows: { id: string; inserted: boolean; status: InboxStatus; same_digest: boolean }[] =
-      await this.dataSource.query(ACCEPT, [
-        r.sourceScope,
-        r.eventId,
-        r.tenantId,
-        r.provider,
-        r.endpointId,
-        r.eventType,
-        r.payloadJson,
-        r.payloadSha256,
-        r.verifiedWith,
-        r.status,
-        r.statusReason ?? null,
-      ]);
-    const row = rows[0];
-    return {
-      outcome: row.inserted ? 'accepted' : 'duplicate',
-      id: String(row.id),
-      status: row.status,
-      digestConflict: !row.same_digest,
-    };
+  /**
+   * One autocommit multi-row statement: when it resolves, every row is durably
+   * committed. Rows are sorted by identity so concurrent batches lock in one order.
+   * Results come back in the order of `requests`; identities must be distinct.
+   */
+  async acceptMany(requests: AcceptRequest[]): Promise<AcceptResult[]> {
+    const sorted = [...requests].sort((a, b) => compare(identity(a), identity(b)));
+    const values = sorted.flatMap((r) => [
+      r.sourceScope,
+      r.eventId,
+      r.tenantId,
+      r.provider,
+      r.endpointId,
+      r.eventType,
+      r.payloadJson,
+      r.payloadSha256,
+      r.verifiedWith,
+      r.status,
+      r.statusReason ?? null,
+    ]);
+    // A named statement is parsed and planned once per connection and batch size.
+    const pool = (this.dataSource.driver as PostgresDriver).master as Pool;
+    const { rows } = await pool.query<AcceptRow>({
+      name: `inbox_accept_${sorted.length}`,
+      text: acceptMany(sorted.length),
+      values,
+    });
+    const byIdentity = new Map(rows.map((row) => [identity({ sourceScope: row.source_scope, eventId: row.event_id }), row]));
+    return requests.map((r) => {
+      const row = byIdentity.get(identity(r))!;
+      return {
+        outcome: row.inserted ? 'accepted' : 'duplicate',
+        id: String(row.id),
+        status: row.status,
+        digestConflict: row.payload_sha256 !== r.payloadSha256,
+      };
+    });
   }
 
   /** One short autocommit statement: claims due and lease-expired rows for `workerId`. */

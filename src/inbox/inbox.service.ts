@@ -1,29 +1,61 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { ConflictError, NotFoundError } from '../common/errors';
 import { Page, PageRequest } from '../common/pagination';
 import { PgNotifications } from '../database/pg-notifications';
-import { InboxRepository } from './inbox.repository';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { isDeadlock, isInvalidData } from '../database/database-errors';
+import { GroupCommit } from './group-commit';
+import { identity, InboxRepository } from './inbox.repository';
 import { INBOX_CHANNEL } from './inbox-worker.scheduler';
 import { AcceptRequest, AcceptResult } from './inbox.types';
 import { InboxBacklog, InboxEventView, InboxFilter, InboxStats, InboxStatus, InboxStatusChange } from './inbox.types';
 
 @Injectable()
 export class InboxService {
+  private readonly acceptGroup: GroupCommit<AcceptRequest, AcceptResult | Error>;
+
   constructor(
     private readonly repository: InboxRepository,
     private readonly notifications: PgNotifications,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.acceptGroup = new GroupCommit<AcceptRequest, AcceptResult | Error>({
+      ...config.ingestBatch,
+      key: identity,
+      flush: (requests) => this.acceptTogether(requests),
+    });
+  }
 
   /**
-   * Claims the event identity atomically and commits it as pending work.
-   * Resolves only after the commit; rejects if the outcome is not known to be committed.
+   * Claims the event identity atomically and commits it as pending work, sharing
+   * the commit with concurrent requests. Resolves only after that commit; rejects
+   * if the outcome is not known to be committed.
    */
   async accept(request: AcceptRequest): Promise<AcceptResult> {
-    const result = await this.repository.accept(request);
+    const result = await this.acceptGroup.submit(request);
+    if (result instanceof Error) throw result;
     // Wake a worker now rather than at the next poll (throttled, best effort).
     if (result.outcome === 'accepted' && result.status === 'pending') this.notifications.notify(INBOX_CHANNEL);
     return result;
+  }
+
+  private async acceptTogether(requests: AcceptRequest[]): Promise<(AcceptResult | Error)[]> {
+    try {
+      return await this.repository.acceptMany(requests);
+    } catch (error) {
+      // One body PostgreSQL refuses must not fail the others: answer each alone.
+      // A deadlock between two instances' batches is safe to retry the same way.
+      if (requests.length === 1 || !(isInvalidData(error) || isDeadlock(error))) throw error;
+      return Promise.all(
+        requests.map((r) =>
+          this.repository.acceptMany([r]).then(
+            ([result]) => result,
+            (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+          ),
+        ),
+      );
+    }
   }
 
   // ---- Admin reads and repairs (the admin module owns the transaction and its audit row) ----

@@ -47,4 +47,19 @@ describe('Scenario 6: 50 concurrent copies of one event across two app instances
     const [{ count }] = await db.query(`SELECT count(*)::int AS count FROM webhook_inbox WHERE event_id LIKE 'evt_many_%'`);
     expect(count).toBe(200);
   });
+
+  it('answers a body PostgreSQL refuses with 400 without failing the commit it shared', async () => {
+    // JSON.parse reads 1e999999 as Infinity; jsonb refuses it (numeric overflow).
+    const bad = signStripe('{"id":"evt_overflow","type":"payment_intent.succeeded","n":1e999999}', SECRET);
+    const good = Array.from({ length: 30 }, (_, i) => signStripe(stripeEvent({ id: `evt_mixed_${i}` }), SECRET));
+    const all = [...good.slice(0, 15), bad, ...good.slice(15)];
+    const responses = await Promise.all(
+      all.map((signed) => request(apps[0].url).post('/webhooks/stripe-acme').set(signed.headers).send(signed.body)),
+    );
+    expect(responses[15].status).toBe(400);
+    expect(responses[15].body.reason).toBe('unsupported_json');
+    expect(responses.filter((r) => r.status === 200 && r.body.status === 'accepted')).toHaveLength(30);
+    const rows = await db.query(`SELECT event_id FROM webhook_inbox WHERE event_id LIKE 'evt_mixed_%' OR event_id = 'evt_overflow'`);
+    expect(rows).toHaveLength(30);
+  });
 });

@@ -176,7 +176,7 @@ describe('Receipt: POST /webhooks/:endpointId (scenarios 1-5, 7-9, 11, 12, 12a)'
       req.write('x'.repeat(5000)); // already over the limit
       const keepSending = setInterval(() => req.write('y'.repeat(1000)), 5);
       req.on('close', () => clearInterval(keepSending));
-      setTimeout(() => clearInterval(keepSending), 5000);
+      setTimeout(() => clearInterval(keepSending), 5000).unref();
     });
     expect(status).toBe(413);
     expect(await inbox()).toHaveLength(0);
