@@ -42,8 +42,8 @@ export class DestinationHttpClient {
     return { status: reply.statusCode, headers: reply.headers as IncomingHttpHeaders };
   }
 
-  close(): Promise<void> {
-    return this.pool.close();
+  async close(): Promise<void> {
+    if (!this.pool.closed && !this.pool.destroyed) await this.pool.close();
   }
 }
 

@@ -1,0 +1,86 @@
+import { DataSource } from 'typeorm';
+import { transactionWithAfterCommit } from '../../src/database/after-commit';
+import { OutboxWriter } from '../../src/outbox/outbox-writer';
+import { FakeDestination, startFakeEmail, startFakeErp } from '../support/fake-destinations';
+import { createTestDatabase, TestDatabase } from '../support/test-database';
+import { startTestApp, TestApp } from '../support/test-app';
+import { outboxRow } from './outbox-rows';
+
+async function until<T>(probe: () => Promise<T>, ok: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (ok(value)) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('relay scheduler (ROLES=relay)', () => {
+  let db: TestDatabase;
+  let erp: FakeDestination;
+  let email: FakeDestination & { sendUrl: string };
+  let t: TestApp;
+  let closed = false;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    erp = await startFakeErp();
+    email = await startFakeEmail();
+    // A poll far longer than the test: only the NOTIFY wake-up can deliver in time.
+    t = await startTestApp({
+      databaseUrl: db.url,
+      env: { ROLES: 'relay', ERP_URL: erp.url, EMAIL_URL: email.sendUrl, RELAY_POLL_MS: '600000' },
+    });
+  });
+  afterAll(async () => {
+    if (!closed) await t?.close();
+    await erp?.close();
+    await email?.close();
+    await db?.drop();
+  });
+
+  async function writeErpEntry(orderId: string): Promise<string> {
+    const key = `erp:order-paid:acme:${orderId}`;
+    await transactionWithAfterCommit(t.app.get(DataSource), (tx) =>
+      t.app.get(OutboxWriter).write(tx, [
+        {
+          operationKey: key,
+          destination: 'erp',
+          operationType: 'order.paid',
+          tenantId: 'acme',
+          sourceEventId: null,
+          payload: {
+            operationKey: key,
+            type: 'order.paid',
+            tenantId: 'acme',
+            orderId,
+            amountMinor: 1999,
+            currency: 'usd',
+            paymentId: `pi_${orderId}`,
+            occurredAt: '2026-01-02T00:00:00.000Z',
+          },
+        },
+      ]),
+    );
+    return key;
+  }
+
+  it('wakes up on the outbox notification and delivers', async () => {
+    const key = await writeErpEntry('s-1');
+    await until(() => outboxRow(db, key), (row) => row.status === 'delivered');
+    expect(erp.posts(key)).toHaveLength(1);
+  });
+
+  it('shutdown waits for the delivery in flight and records it', async () => {
+    erp.failNext(1, { kind: 'hold' });
+    const key = await writeErpEntry('s-2');
+    await erp.waitForRequests(erp.requests.length + 1);
+    closed = true;
+    const closing = t.close();
+    erp.release(200);
+    await closing;
+    expect(await outboxRow(db, key)).toMatchObject({ status: 'delivered', locked_by: null });
+    expect(erp.effects.has(key)).toBe(true);
+  });
+});
