@@ -1,7 +1,7 @@
 import { LoggerService, ModuleMetadata } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
-import { json } from 'express';
+import { json, NextFunction, Request, Response } from 'express';
 import { AppModule } from './app.module';
 import { AppConfig } from './config/app-config';
 import { Clock } from './common/clock';
@@ -30,8 +30,22 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   });
   app.disable('x-powered-by');
   app.set('trust proxy', false);
-  app.use(/^\/(?!webhooks\/)/, json({ limit: '256kb' }));
+  // A function, not a RegExp mount: Express 5 never runs a middleware mounted on that regex.
+  const parseJson = json({ limit: '256kb' });
+  app.use((req: Request, res: Response, next: NextFunction) =>
+    req.path.startsWith('/webhooks/')
+      ? next()
+      : parseJson(req, res, (error?: unknown) => (error ? rejectBody(res, error) : next())),
+  );
   app.useGlobalFilters(new HttpExceptionFilter());
   app.enableShutdownHooks();
   return app;
+}
+
+/** body-parser failures as JSON with a reason (Express would answer with an HTML page). */
+function rejectBody(res: Response, error: unknown): void {
+  const tooLarge = (error as { status?: number }).status === 413;
+  res
+    .status(tooLarge ? 413 : 400)
+    .json({ status: 'error', reason: tooLarge ? 'body_too_large' : 'invalid_json', message: tooLarge ? 'body too large' : 'body is not valid JSON' });
 }

@@ -1,4 +1,20 @@
 import { Module } from '@nestjs/common';
+import { InboxModule } from '../inbox/inbox.module';
+import { OrdersModule } from '../orders/orders.module';
+import { OutboxModule } from '../outbox/outbox.module';
+import { AdminAuditController } from './admin-audit.controller';
+import { AdminAuthGuard } from './admin-auth.guard';
+import { AdminInboxController } from './admin-inbox.controller';
+import { AdminInboxService } from './admin-inbox.service';
+import { AdminOutboxController } from './admin-outbox.controller';
+import { AdminOutboxService } from './admin-outbox.service';
+import { AdminStatsController } from './admin-stats.controller';
+import { AuditRepository } from './audit.repository';
 
-@Module({})
+/** Operator REST API: token auth and roles, one controller per resource, audit in the change's transaction. */
+@Module({
+  imports: [InboxModule, OutboxModule, OrdersModule],
+  controllers: [AdminInboxController, AdminOutboxController, AdminAuditController, AdminStatsController],
+  providers: [AdminAuthGuard, AuditRepository, AdminInboxService, AdminOutboxService],
+})
 export class AdminModule {}

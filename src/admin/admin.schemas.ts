@@ -89,14 +89,31 @@ export const auditListQuery = z
   .strict();
 
 /**
- * Parses input with a schema; a failure is a 400 with the given reason and the
- * offending fields (never the values: a body may carry anything).
+ * Parses input with a schema; a failure is a 400 whose reason names what was wrong
+ * (`byField[top-level key]`, else `fallback`) and lists the offending fields, never
+ * their values: a body may carry anything.
  */
-export function parseOr400<S extends z.ZodType>(schema: S, input: unknown, reason: string): z.output<S> {
+export function parseOr400<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  fallback: string,
+  byField: Record<string, string> = {},
+): z.output<S> {
   const result = schema.safeParse(input ?? {});
-  if (!result.success) {
-    const fields = [...new Set(result.error.issues.map((i) => (i.path.length ? i.path.join('.') : i.code === 'unrecognized_keys' ? (i as { keys: string[] }).keys.join(',') : 'body')))];
-    throw new BadRequestError(reason, `invalid ${fields.join(', ')}`);
+  if (result.success) return result.data;
+  const fields: string[] = [];
+  for (const issue of result.error.issues) {
+    if (issue.path.length) fields.push(issue.path.join('.'));
+    else if (issue.code === 'unrecognized_keys') fields.push(...issue.keys);
   }
-  return result.data;
+  const first = result.error.issues[0];
+  const key = first.path.length ? String(first.path[0]) : '';
+  const reason = byField[key] ?? fallback;
+  throw new BadRequestError(reason, fields.length ? `invalid ${[...new Set(fields)].join(', ')}` : 'invalid input');
 }
+
+/** Reasons of a list query's fields: a bad cursor or limit is named as such. */
+export const LIST_QUERY_REASONS = { cursor: 'invalid_cursor', limit: 'invalid_limit' };
+
+/** Reasons of a mutation body's fields. */
+export const BODY_REASONS = { reason: 'reason_required', filter: 'invalid_filter', dryRun: 'invalid_body', outcome: 'invalid_outcome' };

@@ -1,0 +1,74 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { NotFoundError } from '../common/errors';
+import { InboxService } from '../inbox/inbox.service';
+import { AdminPrincipal, hasRole } from './admin-auth';
+import { AdminAuthGuard } from './admin-auth.guard';
+import { decodeCursor, encodeCursor, parseId } from './admin-cursor';
+import { AdminInboxService } from './admin-inbox.service';
+import { BODY_REASONS, bulkReplayBody, inboxListQuery, LIST_QUERY_REASONS, parseOr400, reasonBody } from './admin.schemas';
+import { ApiAdmin, ApiZodBody, ApiZodQuery } from './api-docs';
+import { CurrentAdmin, Roles } from './roles.decorator';
+
+@ApiTags('admin: inbox')
+@ApiAdmin()
+@UseGuards(AdminAuthGuard)
+@Controller('admin/inbox')
+export class AdminInboxController {
+  constructor(
+    private readonly inbox: InboxService,
+    private readonly actions: AdminInboxService,
+  ) {}
+
+  @Get()
+  @ApiOperation({ summary: 'List inbox events (metadata only), newest first' })
+  @ApiZodQuery(inboxListQuery)
+  @ApiResponse({ status: 400, description: '`invalid_filter`, `invalid_cursor` or `invalid_limit`' })
+  async list(@Query() query: unknown) {
+    const { limit, cursor, ...filter } = parseOr400(inboxListQuery, query, 'invalid_filter', LIST_QUERY_REASONS);
+    const page = await this.inbox.listForAdmin(filter, { limit, after: decodeCursor(cursor) });
+    return { items: page.items, nextCursor: encodeCursor(page.next) };
+  }
+
+  @Post('replay')
+  @HttpCode(200)
+  @Roles('operator')
+  @ApiOperation({ summary: 'Replay settled events (done, ignored, quarantined) matching a filter; dryRun only counts' })
+  @ApiZodBody(bulkReplayBody)
+  async bulkReplay(@CurrentAdmin() who: AdminPrincipal, @Body() body: unknown) {
+    const { filter, dryRun, reason } = parseOr400(bulkReplayBody, body, 'invalid_body', BODY_REASONS);
+    return this.actions.bulkReplay(who, filter, dryRun, reason);
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'One inbox event; the payload only for operators' })
+  async get(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string) {
+    const event = await this.inbox.getForAdmin(parseId(id), hasRole(who, 'operator'));
+    if (!event) throw new NotFoundError('inbox_event_not_found', 'no inbox event with this id');
+    return event;
+  }
+
+  @Post(':id/replay')
+  @HttpCode(200)
+  @Roles('operator')
+  @ApiOperation({ summary: 'Re-queue one settled event with its identity unchanged' })
+  @ApiZodBody(reasonBody)
+  @ApiResponse({ status: 409, description: '`not_replayable` (pending or processing) or `payload_purged`' })
+  replay(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string, @Body() body: unknown) {
+    const eventId = parseId(id);
+    const { reason } = parseOr400(reasonBody, body, 'invalid_body', BODY_REASONS);
+    return this.actions.replay(who, eventId, reason);
+  }
+
+  @Post(':id/quarantine')
+  @HttpCode(200)
+  @Roles('operator')
+  @ApiOperation({ summary: 'Stop a pending or processing event' })
+  @ApiZodBody(reasonBody)
+  @ApiResponse({ status: 409, description: '`not_quarantinable`' })
+  quarantine(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string, @Body() body: unknown) {
+    const eventId = parseId(id);
+    const { reason } = parseOr400(reasonBody, body, 'invalid_body', BODY_REASONS);
+    return this.actions.quarantine(who, eventId, reason);
+  }
+}

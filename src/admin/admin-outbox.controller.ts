@@ -1,0 +1,64 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { NotFoundError } from '../common/errors';
+import { OutboxService } from '../outbox/outbox.service';
+import { AdminPrincipal, hasRole } from './admin-auth';
+import { AdminAuthGuard } from './admin-auth.guard';
+import { decodeCursor, encodeCursor, parseId } from './admin-cursor';
+import { AdminOutboxService } from './admin-outbox.service';
+import { BODY_REASONS, LIST_QUERY_REASONS, outboxListQuery, parseOr400, reasonBody, resolveBody } from './admin.schemas';
+import { ApiAdmin, ApiZodBody, ApiZodQuery } from './api-docs';
+import { CurrentAdmin, Roles } from './roles.decorator';
+
+@ApiTags('admin: outbox')
+@ApiAdmin()
+@UseGuards(AdminAuthGuard)
+@Controller('admin/outbox')
+export class AdminOutboxController {
+  constructor(
+    private readonly outbox: OutboxService,
+    private readonly actions: AdminOutboxService,
+  ) {}
+
+  @Get()
+  @ApiOperation({ summary: 'List outbox entries (metadata only), newest first' })
+  @ApiZodQuery(outboxListQuery)
+  @ApiResponse({ status: 400, description: '`invalid_filter`, `invalid_cursor` or `invalid_limit`' })
+  async list(@Query() query: unknown) {
+    const { limit, cursor, ...filter } = parseOr400(outboxListQuery, query, 'invalid_filter', LIST_QUERY_REASONS);
+    const page = await this.outbox.list(filter, { limit, after: decodeCursor(cursor) }, false);
+    return { items: page.items, nextCursor: encodeCursor(page.next) };
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'One outbox entry; the payload only for operators' })
+  async get(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string) {
+    const entry = await this.outbox.get(parseId(id), hasRole(who, 'operator'));
+    if (!entry) throw new NotFoundError('outbox_entry_not_found', 'no outbox entry with this id');
+    return entry;
+  }
+
+  @Post(':id/retry')
+  @HttpCode(200)
+  @Roles('operator')
+  @ApiOperation({ summary: 'Send a dead or unresolved entry again under the same operation key' })
+  @ApiZodBody(reasonBody)
+  @ApiResponse({ status: 409, description: '`not_retryable`' })
+  retry(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string, @Body() body: unknown) {
+    const entryId = parseId(id);
+    const { reason } = parseOr400(reasonBody, body, 'invalid_body', BODY_REASONS);
+    return this.actions.retry(who, entryId, reason);
+  }
+
+  @Post(':id/resolve')
+  @HttpCode(200)
+  @Roles('operator')
+  @ApiOperation({ summary: "Record an operator's decision on an unresolved entry: delivered, or retry" })
+  @ApiZodBody(resolveBody)
+  @ApiResponse({ status: 409, description: '`not_unresolved`' })
+  resolve(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string, @Body() body: unknown) {
+    const entryId = parseId(id);
+    const { outcome, reason } = parseOr400(resolveBody, body, 'invalid_body', BODY_REASONS);
+    return this.actions.resolve(who, entryId, outcome, reason);
+  }
+}

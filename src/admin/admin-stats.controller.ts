@@ -1,0 +1,54 @@
+import { Controller, Get, UseGuards } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Clock } from '../common/clock';
+import { InboxService } from '../inbox/inbox.service';
+import { OutboxService } from '../outbox/outbox.service';
+import { AdminAuthGuard } from './admin-auth.guard';
+import { ApiAdmin } from './api-docs';
+
+const LATENCY_WINDOW_MS = 3_600_000;
+
+@ApiTags('admin: stats')
+@ApiAdmin()
+@UseGuards(AdminAuthGuard)
+@Controller('admin/stats')
+export class AdminStatsController {
+  constructor(
+    private readonly inbox: InboxService,
+    private readonly outbox: OutboxService,
+    private readonly clock: Clock,
+  ) {}
+
+  @Get()
+  @ApiOperation({ summary: 'Backlog, oldest pending age, attempts, recurring failures, accept-to-done latency (last hour)' })
+  async stats() {
+    const now = this.clock.now();
+    const [inbox, outbox] = await Promise.all([
+      this.inbox.stats(new Date(now.getTime() - LATENCY_WINDOW_MS)),
+      this.outbox.stats(),
+    ]);
+    return {
+      at: now,
+      inbox: {
+        byStatus: inbox.byStatus,
+        oldestPendingAgeSeconds: ageSeconds(now, inbox.oldestPendingReceivedAt),
+        quarantined: inbox.byStatus.quarantined ?? 0,
+        retrying: inbox.retrying,
+        maxAttempts: inbox.maxAttempts,
+        recurringFailures: inbox.recurringFailures,
+        acceptToDoneSeconds: { window: '1h', ...inbox.latency },
+      },
+      outbox: {
+        byStatus: outbox.byStatus,
+        oldestPendingAgeSeconds: ageSeconds(now, outbox.oldestPendingCreatedAt),
+        unresolved: outbox.byStatus.unresolved ?? 0,
+        dead: outbox.byStatus.dead ?? 0,
+        recurringFailures: outbox.recurringFailures,
+      },
+    };
+  }
+}
+
+export function ageSeconds(now: Date, since: Date | null): number {
+  return since ? Math.max(0, (now.getTime() - since.getTime()) / 1000) : 0;
+}

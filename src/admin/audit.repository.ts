@@ -1,0 +1,93 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { microsExpr, Page, PageRequest, SqlWhere, toPage } from '../common/pagination';
+import { AdminPrincipal } from './admin-auth';
+import { AUDIT_COLUMNS, INSERT_AUDIT } from './admin.queries';
+
+export interface AuditEntry {
+  action: string;
+  /** `inbox:<id>`, `outbox:<id>`, `order:<tenant>/<id>`, `inbox:filter` */
+  target: string;
+  reason: string;
+  beforeStatus?: string | null;
+  afterStatus?: string | null;
+  details?: Record<string, unknown>;
+}
+
+export interface AuditRecord extends Required<Omit<AuditEntry, 'details'>> {
+  id: string;
+  actor: string;
+  role: string;
+  details: Record<string, unknown> | null;
+  at: Date;
+}
+
+export interface AuditFilter {
+  action?: string;
+  actor?: string;
+  target?: string;
+  from?: Date;
+  to?: Date;
+}
+
+/** The only owner of `admin_audit`. Writes happen in the caller's transaction, with the change they record. */
+@Injectable()
+export class AuditRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async record(tx: EntityManager, who: AdminPrincipal, entry: AuditEntry): Promise<string> {
+    const rows: { id: string }[] = await tx.query(INSERT_AUDIT, [
+      who.name,
+      who.role,
+      entry.action,
+      entry.target,
+      entry.reason,
+      entry.beforeStatus ?? null,
+      entry.afterStatus ?? null,
+      entry.details ? JSON.stringify(entry.details) : null,
+    ]);
+    return String(rows[0].id);
+  }
+
+  async list(filter: AuditFilter, page: PageRequest): Promise<Page<AuditRecord>> {
+    const where = new SqlWhere();
+    if (filter.action) where.add('action = ?', filter.action);
+    if (filter.actor) where.add('actor = ?', filter.actor);
+    if (filter.target) where.add('target = ?', filter.target);
+    if (filter.from) where.add('at >= ?', filter.from);
+    if (filter.to) where.add('at < ?', filter.to);
+    where.before('at', page.after);
+    const limit = where.param(page.limit + 1);
+    const rows = await this.dataSource.query(
+      `SELECT ${AUDIT_COLUMNS}, ${microsExpr('at')} AS page_at_us FROM admin_audit ${where.sql()}
+        ORDER BY at DESC, id DESC LIMIT ${limit}`,
+      where.params,
+    );
+    return toPage(rows as AuditRow[], page.limit, (r) => ({
+      id: String(r.id),
+      actor: r.actor,
+      role: r.role,
+      action: r.action,
+      target: r.target,
+      reason: r.reason,
+      beforeStatus: r.before_status,
+      afterStatus: r.after_status,
+      details: r.details,
+      at: r.at,
+    }));
+  }
+}
+
+interface AuditRow {
+  id: string;
+  actor: string;
+  role: string;
+  action: string;
+  target: string;
+  reason: string;
+  before_status: string | null;
+  after_status: string | null;
+  details: Record<string, unknown> | null;
+  at: Date;
+  page_at_us: string;
+}
