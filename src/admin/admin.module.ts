@@ -6,6 +6,8 @@ import { AdminAuditController } from './admin-audit.controller';
 import { AdminAuthGuard } from './admin-auth.guard';
 import { AdminInboxController } from './admin-inbox.controller';
 import { AdminInboxService } from './admin-inbox.service';
+import { AdminOrdersController } from './admin-orders.controller';
+import { AdminOrdersService } from './admin-orders.service';
 import { AdminOutboxController } from './admin-outbox.controller';
 import { AdminOutboxService } from './admin-outbox.service';
 import { AdminStatsController } from './admin-stats.controller';
@@ -14,7 +16,7 @@ import { AuditRepository } from './audit.repository';
 /** Operator REST API: token auth and roles, one controller per resource, audit in the change's transaction. */
 @Module({
   imports: [InboxModule, OutboxModule, OrdersModule],
-  controllers: [AdminInboxController, AdminOutboxController, AdminAuditController, AdminStatsController],
-  providers: [AdminAuthGuard, AuditRepository, AdminInboxService, AdminOutboxService],
+  controllers: [AdminInboxController, AdminOutboxController, AdminOrdersController, AdminAuditController, AdminStatsController],
+  providers: [AdminAuthGuard, AuditRepository, AdminInboxService, AdminOutboxService, AdminOrdersService],
 })
 export class AdminModule {}

@@ -31,12 +31,15 @@ export class OrdersService {
     private readonly outbox: OutboxWriter,
   ) {}
 
-  /** Creates an `awaiting_payment` order; 409 if the id is taken for the tenant. */
-  async create(input: CreateOrder): Promise<Order> {
+  /**
+   * Creates an `awaiting_payment` order; 409 if the id is taken for the tenant.
+   * With `tx` it joins the caller's transaction (the admin API audits in it).
+   */
+  async create(input: CreateOrder, tx?: EntityManager): Promise<Order> {
     const order = validate(input);
     let created: Order | undefined;
     try {
-      created = await this.repository.insert(order);
+      created = await this.repository.insert(order, tx);
     } catch (error) {
       if ((error as { code?: string })?.code === '23505') throw new ConflictError('payment_already_bound', 'the payment id belongs to another order');
       throw error;

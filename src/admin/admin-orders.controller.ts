@@ -1,0 +1,54 @@
+import { Body, Controller, Get, Param, Post, UseGuards } from '@nestjs/common';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { BadRequestError } from '../common/errors';
+import { OrdersService } from '../orders/orders.service';
+import { Order } from '../orders/orders.types';
+import { AdminPrincipal, hasRole } from './admin-auth';
+import { AdminAuthGuard } from './admin-auth.guard';
+import { AdminOrdersService } from './admin-orders.service';
+import { BODY_REASONS, createOrderBody, parseOr400 } from './admin.schemas';
+import { ApiAdmin, ApiZodBody } from './api-docs';
+import { CurrentAdmin, Roles } from './roles.decorator';
+
+const PATH_PART = /^[\x21-\x7e]{1,255}$/;
+
+@ApiTags('admin: orders')
+@ApiAdmin()
+@UseGuards(AdminAuthGuard)
+@Controller('admin/orders')
+export class AdminOrdersController {
+  constructor(
+    private readonly orders: OrdersService,
+    private readonly actions: AdminOrdersService,
+  ) {}
+
+  @Get(':tenant/:id')
+  @ApiOperation({ summary: "One order; the customer's email only for operators" })
+  @ApiResponse({ status: 404, description: '`order_not_found`' })
+  async get(@CurrentAdmin() who: AdminPrincipal, @Param('tenant') tenant: string, @Param('id') id: string) {
+    const order = await this.orders.get(parsePart(tenant), parsePart(id));
+    return view(order, hasRole(who, 'operator'));
+  }
+
+  @Post()
+  @Roles('operator')
+  @ApiOperation({ summary: 'Create an order awaiting payment (the shop side of the flow)' })
+  @ApiZodBody(createOrderBody)
+  @ApiResponse({ status: 409, description: '`order_exists` or `payment_already_bound`' })
+  async create(@CurrentAdmin() who: AdminPrincipal, @Body() body: unknown) {
+    const { reason, ...input } = parseOr400(createOrderBody, body, 'invalid_body', BODY_REASONS);
+    return view(await this.actions.create(who, input, reason), true);
+  }
+}
+
+function parsePart(text: string): string {
+  if (!PATH_PART.test(text)) throw new BadRequestError('invalid_id', 'tenant and order id must be 1-255 printable characters');
+  return text;
+}
+
+/** A viewer sees the order's state, not the customer's personal data. */
+function view(order: Order, operator: boolean): Partial<Order> {
+  if (operator) return order;
+  const { customerEmail: _hidden, ...rest } = order;
+  return rest;
+}
