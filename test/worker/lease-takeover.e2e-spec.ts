@@ -75,4 +75,25 @@ describe('worker: leases [scenarios 19, 19a]', () => {
     // Nest's Logger is process-wide: the line lands in whichever app was created last.
     expect(a.logs.text() + b.logs.text()).toContain('lease lost before completion');
   });
+
+  it('an event whose workers keep dying is quarantined when its reclaimed lease reaches the attempt limit', async () => {
+    await createOrder(a, 'o-poison');
+    const event = paymentIntentEvent('payment_intent.succeeded', { orderId: 'o-poison' });
+    await postStripe(a, event);
+    // As if nine workers had claimed it and died: attempts 9 of 10, lease expired.
+    await db.query(
+      `UPDATE webhook_inbox SET status = 'processing', attempts = 9, locked_by = 'dead', locked_until = now() - interval '1 s'
+        WHERE event_id = $1`,
+      [event.id],
+    );
+    expect(await worker(a).runOnce()).toBe(1);
+    expect(await inboxRow(db, event.id as string)).toMatchObject({
+      status: 'quarantined',
+      status_reason: 'max_attempts',
+      attempts: 10,
+      last_error: 'lease_expired',
+      locked_by: null,
+    });
+    expect((await orderRow(db, 'o-poison')).status).toBe('awaiting_payment');
+  });
 });
