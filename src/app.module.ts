@@ -11,6 +11,7 @@ import { IngestionModule } from './ingestion/ingestion.module';
 import { OrdersModule } from './orders/orders.module';
 import { OutboxModule } from './outbox/outbox.module';
 import { ObservabilityModule } from './observability/observability.module';
+import { MonitoringModule } from './observability/monitoring.module';
 
 @Module({})
 export class AppModule {
@@ -28,6 +29,7 @@ export class AppModule {
         OrdersModule,
         OutboxModule,
         AdminModule,
+        MonitoringModule,
       ],
     };
   }
