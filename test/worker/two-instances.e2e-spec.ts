@@ -132,4 +132,23 @@ describe('worker: two app instances drain one backlog, no event processed twice'
       await b.close();
     }
   });
+
+  it('a scheduled worker turns one accepted webhook into a paid order without waiting for the poll', async () => {
+    const env = { ROLES: 'api,worker', WORKER_POLL_MS: '600000' };
+    const a = await startTestApp({ databaseUrl: db.url, endpoints: ENDPOINTS, env });
+    try {
+      await createOrder(a, 'lat1');
+      const started = Date.now();
+      await postStripe(a, paymentIntentEvent('payment_intent.succeeded', { orderId: 'lat1' }));
+      const deadline = Date.now() + 10_000;
+      while ((await db.query(`SELECT status FROM orders WHERE id = 'lat1'`))[0].status !== 'paid') {
+        if (Date.now() > deadline) throw new Error('order not paid');
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      process.stdout.write(`one webhook: accepted to paid in ${Date.now() - started} ms\n`);
+      expect(await db.query(`SELECT count(*)::int AS n FROM outbox WHERE operation_key LIKE '%:acme:lat1'`)).toEqual([{ n: 2 }]);
+    } finally {
+      await a.close();
+    }
+  });
 });
