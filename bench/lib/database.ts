@@ -1,0 +1,92 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { createDataSource, runMigrations } from '../../src/database/data-source';
+import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
+
+export interface BenchServer {
+  /** postgres://... of the server's maintenance database. */
+  url: string;
+  embedded: boolean;
+  stop(): Promise<void>;
+}
+
+/** The server at DATABASE_URL, else a throw-away embedded PostgreSQL. */
+export async function startServer(): Promise<BenchServer> {
+  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, embedded: false, stop: async () => undefined };
+  const db = await startEmbeddedPostgres({
+    dir: join(__dirname, '..', '..', '.data', `bench-postgres-${randomBytes(3).toString('hex')}`),
+    database: 'postgres',
+    persistent: false,
+  });
+  return { url: db.url, embedded: true, stop: db.stop };
+}
+
+export function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+export async function withClient<T>(url: string, fn: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A fresh database with the product's migrations applied. */
+export async function freshDatabase(server: BenchServer, migrate = true): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `wi_bench_${randomBytes(4).toString('hex')}`;
+  await withClient(server.url, (c) => c.query(`CREATE DATABASE ${name}`));
+  const url = withDatabase(server.url, name);
+  if (migrate) {
+    const ds = createDataSource(url, 2);
+    await ds.initialize();
+    await runMigrations(ds);
+    await ds.destroy();
+  }
+  return { url, drop: () => withClient(server.url, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined) };
+}
+
+/** Orders awaiting payment and one pending `payment_intent.succeeded` event each, as the worker finds them. */
+export async function seedPaymentBacklog(url: string, from: number, count: number): Promise<void> {
+  await withClient(url, async (c) => {
+    await c.query(
+      `INSERT INTO orders (tenant_id, id, status, total_minor, currency, customer_email)
+       SELECT 'acme', 'o' || g, 'awaiting_payment', 1000, 'eur', 'c' || g || '@example.com'
+         FROM generate_series($1::int, $2::int) g`,
+      [from, from + count - 1],
+    );
+    await c.query(
+      `INSERT INTO webhook_inbox (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload,
+                                  payload_sha256, verified_with, status)
+       SELECT 'acme:stripe:platform:test', 'evt_' || g, 'acme', 'stripe', 'stripe-acme', 'payment_intent.succeeded',
+              jsonb_build_object('id', 'evt_' || g, 'object', 'event', 'type', 'payment_intent.succeeded',
+                'created', 1790000000, 'livemode', false,
+                'data', jsonb_build_object('object', jsonb_build_object('id', 'pi_' || g, 'object', 'payment_intent',
+                  'amount', 1000, 'amount_received', 1000, 'currency', 'eur',
+                  'metadata', jsonb_build_object('order_id', 'o' || g)))),
+              repeat('0', 64), 'bench', 'pending'
+         FROM generate_series($1::int, $2::int) g`,
+      [from, from + count - 1],
+    );
+    await c.query(`SELECT pg_notify('webhook_inbox', NULL)`);
+  });
+}
+
+/** Polls `sql` (returning one `n`) until it reaches `target`; resolves with the elapsed seconds. */
+export async function waitForCount(url: string, sql: string, target: number, timeoutMs = 600_000): Promise<number> {
+  const started = process.hrtime.bigint();
+  return withClient(url, async (c) => {
+    for (;;) {
+      const { rows } = await c.query(sql);
+      if (Number(rows[0].n) >= target) return Number(process.hrtime.bigint() - started) / 1e9;
+      if (Number(process.hrtime.bigint() - started) / 1e6 > timeoutMs) throw new Error(`timed out waiting for ${target}: ${sql}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  });
+}

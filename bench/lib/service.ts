@@ -1,0 +1,80 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '../../src/database/embedded-postgres';
+
+export const BENCH_STRIPE_SECRET = 'whsec_bench_secret_not_real';
+export const BENCH_TOKEN = 'bench-operator-token-0123456789';
+
+export interface Service {
+  url: string;
+  process: ChildProcess;
+  /** Peak resident set size so far, in MiB (VmHWM). */
+  peakRssMiB(): number;
+  stop(): Promise<void>;
+}
+
+function endpointsFile(): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'wi-bench-')), 'endpoints.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      endpoints: [
+        {
+          id: 'stripe-acme',
+          provider: 'stripe',
+          tenantId: 'acme',
+          secrets: [{ label: 'bench', value: BENCH_STRIPE_SECRET }],
+          toleranceSeconds: 600,
+        },
+      ],
+    }),
+  );
+  return file;
+}
+
+/** Starts the compiled service (`node dist/src/main.js`) as its own process and waits until it answers. */
+export async function startService(databaseUrl: string, env: Record<string, string> = {}): Promise<Service> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(__dirname, '..', '..', 'dist', 'src', 'main.js')], {
+    env: {
+      PATH: process.env.PATH,
+      NODE_ENV: 'development',
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      WEBHOOK_ENDPOINTS_FILE: endpointsFile(),
+      ADMIN_TOKENS: `bench:operator:${BENCH_TOKEN}`,
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}`);
+    try {
+      const res = await fetch(`${url}/health/live`);
+      await res.arrayBuffer();
+      break;
+    } catch {
+      if (Date.now() > deadline) throw new Error('service did not start');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return {
+    url,
+    process: child,
+    peakRssMiB: () => {
+      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+      return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}

@@ -1,0 +1,346 @@
+/**
+ * npm run bench [-- --quick]
+ * One run, every stage side by side on the same PostgreSQL (DATABASE_URL, else
+ * an embedded one), printed as a table and saved under bench/results/.
+ * Throughput is reported as a ratio to the baseline measured in the same run.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Pool } from 'undici';
+import { signRequest } from '../src/cli/sign-request';
+import { freshDatabase, seedPaymentBacklog, startServer, waitForCount, withClient, BenchServer } from './lib/database';
+import { BENCH_STRIPE_SECRET, startService } from './lib/service';
+import { Sink } from './lib/sink';
+import { round, summarize } from './lib/stats';
+
+const quick = process.argv.includes('--quick');
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+const wanted = (stage: string) => !only || only.includes(stage);
+const SIZES = quick
+  ? { seconds: 5, ingest: 6_000, drain: 4_000, graphile: 10_000, relay: 4_000, e2eSeconds: 5 }
+  : { seconds: 10, ingest: 30_000, drain: 20_000, graphile: 50_000, relay: 20_000, e2eSeconds: 15 };
+
+interface Row {
+  stage: string;
+  value: number;
+  unit: string;
+  ratio?: number;
+  notes?: string;
+}
+const rows: Row[] = [];
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+/** ~1 KB JSON payload, like a Stripe payment_intent event. */
+function payload(id: string, order: string): string {
+  return JSON.stringify({
+    id,
+    object: 'event',
+    api_version: '2026-10-28',
+    created: Math.floor(Date.now() / 1000),
+    livemode: false,
+    type: 'payment_intent.succeeded',
+    data: {
+      object: {
+        id: `pi_${order}`,
+        object: 'payment_intent',
+        amount: 1000,
+        amount_received: 1000,
+        currency: 'eur',
+        customer: 'cus_Q4nZ2oP0aXyz12',
+        description: 'Order from the bench',
+        metadata: { order_id: order },
+        payment_method_types: ['card'],
+        receipt_email: 'customer@example.com',
+        shipping: { address: { city: 'Berlin', country: 'DE', line1: 'Alexanderplatz 1', postal_code: '10178' }, name: 'Ada' },
+        status: 'succeeded',
+        padding: 'x'.repeat(420),
+      },
+    },
+  });
+}
+
+async function baseline(server: BenchServer): Promise<number> {
+  const db = await freshDatabase(server);
+  try {
+    await withClient(db.url, (c) => c.query('CREATE TABLE bench_baseline (LIKE webhook_inbox INCLUDING ALL)'));
+    const body = payload('evt_x', 'o1').replace(/'/g, "''");
+    const script = join(__dirname, 'results', 'baseline.pgbench.tmp');
+    writeFileSync(
+      script,
+      `\\set id random(1, 2000000000)
+INSERT INTO bench_baseline (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload, payload_sha256, verified_with, status) VALUES ('acme:stripe:platform:test', 'evt_' || :id || '_' || :client_id, 'acme', 'stripe', 'stripe-acme', 'payment_intent.succeeded', '${body}', md5(:id::text) || md5(:client_id::text), 'bench', 'pending') ON CONFLICT DO NOTHING;
+`,
+    );
+    let output: string;
+    try {
+      output = execFileSync('pgbench', ['-n', '-c', '16', '-j', '2', '-T', String(SIZES.seconds), '-f', script, db.url], {
+        encoding: 'utf8',
+      });
+    } catch (error) {
+      throw new Error(`pgbench failed: ${(error as Error).message}`);
+    }
+    const tps = Number(/tps = ([\d.]+)/.exec(output)?.[1]);
+    rows.push({ stage: 'baseline: pgbench, 1 INSERT ON CONFLICT per commit, 16 clients', value: round(tps, 0), unit: 'rows/s', ratio: 1 });
+    return tps;
+  } finally {
+    await db.drop();
+  }
+}
+
+/** Closed loop: `inFlight` requests outstanding until `count` are sent. */
+async function ingestion(server: BenchServer, label: string, env: Record<string, string>, base: number): Promise<number> {
+  const db = await freshDatabase(server);
+  const service = await startService(db.url, { ROLES: 'api', ...env });
+  try {
+    const count = SIZES.ingest;
+    const requests = Array.from({ length: count }, (_, i) => {
+      const id = `evt_bench_${i}`;
+      return { id, ...signRequest('stripe', BENCH_STRIPE_SECRET, payload(id, `o${i}`)) };
+    });
+    const pool = new Pool(service.url, { connections: 64, pipelining: 1 });
+    const latencies: number[] = [];
+    const acked: string[] = [];
+    let next = 0;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        while (next < count) {
+          const r = requests[next++];
+          const t0 = performance.now();
+          const res = await pool.request({ method: 'POST', path: '/webhooks/stripe-acme', headers: r.headers, body: r.body });
+          await res.body.text();
+          latencies.push(performance.now() - t0);
+          if (res.statusCode === 200) acked.push(r.id);
+        }
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    await pool.close();
+    const stored = await withClient(db.url, async (c) => {
+      const { rows: found } = await c.query('SELECT count(*)::int AS n FROM webhook_inbox WHERE event_id = ANY($1)', [acked]);
+      return found[0].n as number;
+    });
+    const rate = acked.length / seconds;
+    const { p50, p99 } = summarize(latencies);
+    rows.push({
+      stage: `ingestion: ${label}, 64 in flight`,
+      value: round(rate, 0),
+      unit: 'accepted/s',
+      ratio: round(rate / base, 2),
+      notes: `p50 ${p50} ms, p99 ${p99} ms; ${acked.length}/${count} acked, ${stored} of them in the inbox${stored === acked.length ? '' : ' (LOST!)'}`,
+    });
+    return rate;
+  } finally {
+    await service.stop();
+    await db.drop();
+  }
+}
+
+async function workerDrain(server: BenchServer, instances: number, base: number): Promise<number> {
+  const db = await freshDatabase(server);
+  const services = await Promise.all(
+    Array.from({ length: instances }, () => startService(db.url, { ROLES: 'worker', WORKER_POLL_MS: '50' })),
+  );
+  try {
+    await seedPaymentBacklog(db.url, 1, SIZES.drain);
+    const seconds = await waitForCount(db.url, `SELECT count(*) AS n FROM webhook_inbox WHERE status = 'done'`, SIZES.drain);
+    const effects = await withClient(db.url, async (c) => (await c.query(`SELECT count(*)::int AS n FROM outbox`)).rows[0].n);
+    const rate = SIZES.drain / seconds;
+    rows.push({
+      stage: `worker drain: ${instances} instance${instances > 1 ? 's' : ''}, full business transaction`,
+      value: round(rate, 0),
+      unit: 'events/s',
+      ratio: round(rate / base, 2),
+      notes: `${SIZES.drain} events -> ${effects} outbox rows (expected ${SIZES.drain * 2})`,
+    });
+    return rate;
+  } finally {
+    await Promise.all(services.map((s) => s.stop()));
+    await db.drop();
+  }
+}
+
+async function graphile(server: BenchServer, batched: boolean, base: number): Promise<number> {
+  const { run, makeWorkerUtils } = await import('graphile-worker');
+  const db = await freshDatabase(server, false);
+  try {
+    const utils = await makeWorkerUtils({ connectionString: db.url });
+    await utils.migrate();
+    await utils.release();
+    await withClient(db.url, (c) =>
+      c.query(`SELECT graphile_worker.add_job('noop', json_build_object('i', g)) FROM generate_series(1, $1) g`, [SIZES.graphile]),
+    );
+    let done = 0;
+    let resolveDone!: () => void;
+    const finished = new Promise<void>((r) => (resolveDone = r));
+    const started = performance.now();
+    const runner = await run({
+      connectionString: db.url,
+      concurrency: 10,
+      noHandleSignals: true,
+      pollInterval: 1000,
+      logger: new (await import('graphile-worker')).Logger(() => () => undefined),
+      taskList: {
+        noop: async () => {
+          if (++done === SIZES.graphile) resolveDone();
+        },
+      },
+      ...(batched ? { preset: { worker: { localQueue: { size: 500 }, completeJobBatchDelay: 0, failJobBatchDelay: 0 } } } : {}),
+    });
+    await finished;
+    // Batched completions land after the last task returns: wait until the table is empty.
+    await waitForCount(db.url, `SELECT (count(*) = 0)::int AS n FROM graphile_worker.jobs`, 1);
+    const seconds = (performance.now() - started) / 1000;
+    await runner.stop();
+    const rate = SIZES.graphile / seconds;
+    rows.push({
+      stage: `graphile-worker 0.18: no-op jobs, concurrency 10, ${batched ? 'localQueue 500 + batched completion' : 'defaults'}`,
+      value: round(rate, 0),
+      unit: 'jobs/s',
+      ratio: round(rate / base, 2),
+    });
+    return rate;
+  } finally {
+    await db.drop();
+  }
+}
+
+async function relay(server: BenchServer, base: number): Promise<number> {
+  const db = await freshDatabase(server);
+  const sink = new Sink();
+  await sink.start();
+  const service = await startService(db.url, { ROLES: 'relay', ERP_URL: sink.url, EMAIL_URL: sink.url, RELAY_POLL_MS: '50' });
+  try {
+    await withClient(db.url, async (c) => {
+      await c.query(
+        `INSERT INTO outbox (operation_key, destination, operation_type, tenant_id, payload)
+         SELECT 'erp:order-paid:acme:o' || g, 'erp', 'order.paid', 'acme',
+                jsonb_build_object('operationKey', 'erp:order-paid:acme:o' || g, 'type', 'order.paid', 'tenantId', 'acme',
+                  'orderId', 'o' || g, 'amountMinor', 1000, 'currency', 'eur', 'paymentId', 'pi_' || g,
+                  'occurredAt', '2026-11-30T10:00:00Z')
+           FROM generate_series(1, $1) g`,
+        [SIZES.relay],
+      );
+      await c.query(`SELECT pg_notify('outbox', NULL)`);
+    });
+    const seconds = await waitForCount(db.url, `SELECT count(*) AS n FROM outbox WHERE status = 'delivered'`, SIZES.relay);
+    const rate = SIZES.relay / seconds;
+    rows.push({
+      stage: 'relay: outbox rows delivered to a local sink',
+      value: round(rate, 0),
+      unit: 'deliveries/s',
+      ratio: round(rate / base, 2),
+      notes: `${sink.requests} requests for ${sink.firstSeen.size} keys`,
+    });
+    return rate;
+  } finally {
+    await service.stop();
+    await sink.stop();
+    await db.drop();
+  }
+}
+
+/** Open loop at a fixed rate, every role in one instance: time from sending the webhook to the ERP receiving the operation. */
+async function endToEnd(server: BenchServer): Promise<number> {
+  const rate = 300;
+  const count = rate * SIZES.e2eSeconds;
+  const db = await freshDatabase(server);
+  const sink = new Sink();
+  await sink.start();
+  await withClient(db.url, (c) =>
+    c.query(
+      `INSERT INTO orders (tenant_id, id, status, total_minor, currency, customer_email)
+       SELECT 'acme', 'o' || g, 'awaiting_payment', 1000, 'eur', 'c@example.com' FROM generate_series(0, $1) g`,
+      [count],
+    ),
+  );
+  const service = await startService(db.url, { ERP_URL: sink.url, EMAIL_URL: sink.url });
+  try {
+    const pool = new Pool(service.url, { connections: 32 });
+    const sentAt = new Map<string, number>();
+    const started = performance.now();
+    const inflight: Promise<unknown>[] = [];
+    for (let i = 0; i < count; i++) {
+      const due = started + (i * 1000) / rate;
+      const wait = due - performance.now();
+      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+      const id = `evt_e2e_${i}`;
+      const signed = signRequest('stripe', BENCH_STRIPE_SECRET, payload(id, `o${i}`));
+      sentAt.set(`erp:order-paid:acme:o${i}`, performance.now());
+      inflight.push(
+        pool.request({ method: 'POST', path: '/webhooks/stripe-acme', headers: signed.headers, body: signed.body }).then((r) => r.body.text()),
+      );
+    }
+    await Promise.all(inflight);
+    const deadline = performance.now() + 60_000;
+    while (sink.firstSeen.size < count && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await pool.close();
+    const latencies = [...sentAt].filter(([key]) => sink.firstSeen.has(key)).map(([key, t]) => sink.firstSeen.get(key)! - t);
+    const { p50, p99 } = summarize(latencies);
+    rows.push({
+      stage: `end to end: accept -> ERP at ${rate} events/s (all roles, one instance)`,
+      value: p50,
+      unit: 'ms p50',
+      notes: `p99 ${p99} ms; ${latencies.length}/${count} reached the ERP`,
+    });
+    const rss = service.peakRssMiB();
+    rows.push({ stage: 'peak RSS of the service (end-to-end run)', value: round(rss, 0), unit: 'MiB' });
+    return p50;
+  } finally {
+    await service.stop();
+    await sink.stop();
+    await db.drop();
+  }
+}
+
+function print(): void {
+  const header = ['stage', 'result', 'x baseline', 'notes'];
+  const table = rows.map((r) => [r.stage, `${r.value} ${r.unit}`, r.ratio === undefined ? '' : r.ratio.toFixed(2), r.notes ?? '']);
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((t) => t[i].length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+  process.stdout.write(`${line(header)}\n${line(widths.map((w) => '-'.repeat(w)))}\n${table.map(line).join('\n')}\n`);
+}
+
+async function main(): Promise<void> {
+  mkdirSync(join(__dirname, 'results'), { recursive: true });
+  const server = await startServer();
+  log(`bench on ${server.embedded ? 'an embedded PostgreSQL' : 'DATABASE_URL'}${quick ? ' (quick)' : ''}`);
+  try {
+    log('baseline (pgbench)...');
+    const base = await baseline(server);
+    if (wanted('ingestion')) {
+      log('ingestion, one insert per commit...');
+      await ingestion(server, 'group commit off (INGEST_BATCH_MAX=1)', { INGEST_BATCH_MAX: '1' }, base);
+      log('ingestion, group commit...');
+      await ingestion(server, 'group commit on (defaults)', {}, base);
+    }
+    if (wanted('worker')) {
+      log('worker drain...');
+      await workerDrain(server, 1, base);
+      await workerDrain(server, 2, base);
+      log('graphile-worker...');
+      await graphile(server, false, base);
+      await graphile(server, true, base);
+    }
+    if (wanted('relay')) {
+      log('relay...');
+      await relay(server, base);
+    }
+    if (wanted('e2e')) {
+      log('end to end...');
+      await endToEnd(server);
+    }
+  } finally {
+    await server.stop();
+  }
+  print();
+  const file = join(__dirname, 'results', `${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), quick, node: process.version, rows }, null, 2));
+  log(`saved ${file}`);
+}
+
+main().catch((error: Error) => {
+  process.stderr.write(`${error.stack ?? error.message}\n`);
+  process.exit(1);
+});
