@@ -17,7 +17,7 @@ describe('outbox relay (real PostgreSQL, fake ERP and email API)', () => {
   const env = () => ({
     ERP_URL: erp.url,
     EMAIL_URL: email.sendUrl,
-    RELAY_TIMEOUT_MS: '300',
+    RELAY_TIMEOUT_MS: '800', // hangs cost this much; slack for a loaded CI machine
     RELAY_LEASE_MS: '5000',
     RELAY_MAX_ATTEMPTS: String(MAX_ATTEMPTS),
     RETRY_BASE_MS: String(RETRY_MS),
@@ -247,7 +247,10 @@ describe('outbox relay (real PostgreSQL, fake ERP and email API)', () => {
 
   it('two relays on one backlog deliver each key exactly once', async () => {
     // Leases compare instance clocks: instances share time (NTP), so they share the test clock.
-    const other = await startTestApp({ databaseUrl: db.url, env: env(), clock: t.clock });
+    // A generous timeout: a slow answer under CI load must not turn into a (legitimate) retry here.
+    const relaxed = { ...env(), RELAY_TIMEOUT_MS: '10000' };
+    const one = await startTestApp({ databaseUrl: db.url, env: relaxed, clock: t.clock });
+    const other = await startTestApp({ databaseUrl: db.url, env: relaxed, clock: t.clock });
     try {
       const keys: string[] = [];
       for (let i = 0; i < 150; i++) {
@@ -258,7 +261,7 @@ describe('outbox relay (real PostgreSQL, fake ERP and email API)', () => {
       const drain = async (r: OutboxRelay, slot: number) => {
         for (let n = await r.runOnce(); n > 0; n = await r.runOnce()) claimed[slot] += n;
       };
-      await Promise.all([drain(relay, 0), drain(other.app.get(OutboxRelay), 1)]);
+      await Promise.all([drain(one.app.get(OutboxRelay), 0), drain(other.app.get(OutboxRelay), 1)]);
       expect(claimed[0]).toBeGreaterThan(0);
       expect(claimed[1]).toBeGreaterThan(0);
       expect(claimed[0] + claimed[1]).toBe(300);
@@ -270,6 +273,7 @@ describe('outbox relay (real PostgreSQL, fake ERP and email API)', () => {
       }
       expect(erp.effects.size + email.effects.size).toBe(300);
     } finally {
+      await one.close();
       await other.close();
     }
   });
