@@ -6,9 +6,13 @@ import { AppModule } from './app.module';
 import { AppConfig } from './config/app-config';
 import { Clock } from './common/clock';
 import { HttpExceptionFilter } from './common/http-exception.filter';
+import { Logger as PinoLogger } from 'nestjs-pino';
+import { pinoLoggerModule } from './observability/logging';
+import { setupOpenApi } from './openapi';
 
 export interface CreateAppOptions {
-  logger?: LoggerService | false;
+  /** 'pino': JSON lines through nestjs-pino (production); tests pass a capturing LoggerService. */
+  logger?: LoggerService | false | 'pino';
   /** Extra modules (tests add fault hooks or fake providers here). */
   imports?: ModuleMetadata['imports'];
   /** Tests move time with their own clock. */
@@ -21,11 +25,13 @@ export interface CreateAppOptions {
  */
 export async function createApp(config: AppConfig, options: CreateAppOptions = {}): Promise<NestExpressApplication> {
   const root = AppModule.forRoot(config, options.clock);
-  root.imports = [...(root.imports ?? []), ...(options.imports ?? [])];
+  const pino = options.logger === 'pino';
+  root.imports = [...(root.imports ?? []), ...(pino ? [pinoLoggerModule(config)] : []), ...(options.imports ?? [])];
   const app = await NestFactory.create<NestExpressApplication>(root, {
     // Webhook bodies are read raw by the route itself; JSON parsing is for the admin API only.
     bodyParser: false,
-    logger: options.logger,
+    logger: options.logger === 'pino' ? undefined : options.logger,
+    bufferLogs: pino,
     abortOnError: false,
   });
   app.disable('x-powered-by');
@@ -37,7 +43,9 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
       ? next()
       : parseJson(req, res, (error?: unknown) => (error ? rejectBody(res, error) : next())),
   );
+  if (pino) app.useLogger(app.get(PinoLogger));
   app.useGlobalFilters(new HttpExceptionFilter());
+  setupOpenApi(app);
   app.enableShutdownHooks();
   return app;
 }

@@ -7,7 +7,7 @@ import { ConfigError } from './config/config.error';
 async function bootstrap(): Promise<void> {
   const started = Date.now();
   const config = loadConfig(process.env);
-  const app = await createApp(config);
+  const app = await createApp(config, { logger: 'pino' });
   await app.listen(config.port);
   const logger = new Logger('Bootstrap');
   logger.log(`listening on port ${config.port} in ${Date.now() - started} ms (roles: ${[...config.roles].join(', ')})`);

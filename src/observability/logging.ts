@@ -1,0 +1,52 @@
+import { DynamicModule } from '@nestjs/common';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LoggerModule, Params } from 'nestjs-pino';
+import { AppConfig } from '../config/app-config';
+
+/** Headers that authenticate a caller or a message: never in a log line. */
+export const SECRET_HEADERS = [
+  'authorization',
+  'cookie',
+  'set-cookie',
+  'stripe-signature',
+  'x-hub-signature',
+  'x-hub-signature-256',
+  'x-shopify-hmac-sha256',
+  'webhook-signature',
+  'svix-signature',
+];
+
+/** Keys whose values are secrets or bodies, at the top level and one level down. */
+const SECRET_KEYS = ['body', 'rawBody', 'payload', 'secret', 'secrets', 'token', 'password', 'signature'];
+
+export const REDACT_PATHS: string[] = [
+  ...SECRET_HEADERS.flatMap((h) => [`req.headers["${h}"]`, `res.headers["${h}"]`, `headers["${h}"]`, `*.headers["${h}"]`]),
+  ...SECRET_KEYS.flatMap((k) => [k, `*.${k}`]),
+  'req.body',
+];
+
+/**
+ * pino-http options: JSON lines at config.logLevel, one short line per request
+ * (method, path, status, duration: no headers, no query string, no body), and
+ * log lines inside a request carry only its id.
+ */
+export function pinoHttpOptions(config: Pick<AppConfig, 'logLevel'>): Params['pinoHttp'] {
+  return {
+    level: config.logLevel,
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    quietReqLogger: true,
+    autoLogging: true,
+    customSuccessMessage: () => 'request completed',
+    customErrorMessage: () => 'request failed',
+    serializers: {
+      req: (req: IncomingMessage & { id?: unknown }) => ({ id: req.id, method: req.method, path: (req.url ?? '').split('?')[0] }),
+      res: (res: ServerResponse) => ({ statusCode: res.statusCode }),
+      err: (err: Error & { code?: unknown }) => ({ type: err?.name, code: err?.code, message: String(err?.message ?? '').slice(0, 500) }),
+    },
+  };
+}
+
+/** The production logger: nestjs-pino over pino-http (tests pass their own LoggerService instead). */
+export function pinoLoggerModule(config: Pick<AppConfig, 'logLevel'>): DynamicModule {
+  return LoggerModule.forRoot({ pinoHttp: pinoHttpOptions(config) });
+}
