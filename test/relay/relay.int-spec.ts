@@ -94,8 +94,10 @@ describe('outbox relay (real PostgreSQL, fake ERP and email API)', () => {
     erp.failNext(2, { kind: 'status', status: 500 });
     const key = await insertErpRow(db, 'o-20');
     await relay.runOnce();
-    expect(await outboxRow(db, key)).toMatchObject({ status: 'pending', attempts: 1, last_status_code: 500, outcome_unknown: false });
-    expect(await relay.runOnce()).toBe(0); // not due yet: backoff
+    const first = await outboxRow(db, key);
+    expect(first).toMatchObject({ status: 'pending', attempts: 1, last_status_code: 500, outcome_unknown: false });
+    // Full jitter: somewhere in [now, now + RETRY_MAX_MS).
+    expect(first.next_attempt_at.getTime()).toBeLessThanOrEqual(t.clock.now().getTime() + RETRY_MS);
     await laterRound();
     await laterRound();
     expect(await outboxRow(db, key)).toMatchObject({ status: 'delivered', attempts: 3, last_status_code: 200 });
