@@ -13,6 +13,20 @@ import {
 
 const { webhooks } = Stripe as unknown as { webhooks: Stripe.Webhooks };
 
+// The SDK verifies the body after a lossy UTF-8 decode (invalid bytes become U+FFFD,
+// a leading BOM is dropped): only bytes that decode exactly can be the signed bytes.
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const BOM = 0xfeff;
+
+function isExactUtf8Text(body: Buffer): boolean {
+  try {
+    const text = strictUtf8.decode(body);
+    return text.charCodeAt(0) !== BOM;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Stripe: `Stripe-Signature: t=<unix>,v1=<hex>[,v1=...]`, verified by the official
  * SDK. The SDK only bounds the age of `t`; a timestamp too far in the future is
@@ -31,6 +45,10 @@ export class StripeProvider implements WebhookProvider {
     const timestamp = Number(/(?:^|,)\s*t=(\d+)/.exec(signature)?.[1]);
     if (Number.isFinite(timestamp) && timestamp - nowSeconds > endpoint.toleranceSeconds) {
       throw new UnauthorizedError('timestamp_out_of_tolerance', 'signature timestamp is in the future');
+    }
+
+    if (!isExactUtf8Text(request.rawBody)) {
+      throw new UnauthorizedError('invalid_signature', 'the body is not the UTF-8 text a Stripe signature covers');
     }
 
     let stale = false;
