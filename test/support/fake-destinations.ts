@@ -45,6 +45,13 @@ export class FakeDestination {
   private alwaysFault?: Fault;
   /** Fault for outcome queries (GET), if any. */
   queryFault?: Fault;
+  /**
+   * Programmable misbehaviour per request (the fault suite's chaos), consulted
+   * after failAlways and failNext: undefined answers normally.
+   */
+  policy?: (request: { method: string; key: string; isQuery: boolean }) => Fault | undefined;
+  /** Requests refused with 422 because their key came back with another body. */
+  keyReuseConflicts = 0;
   private held: { res: ServerResponse; key: string; body: string }[] = [];
   private waiters: { n: number; resolve: () => void }[] = [];
 
@@ -81,6 +88,8 @@ export class FakeDestination {
     this.faults.length = 0;
     this.alwaysFault = undefined;
     this.queryFault = undefined;
+    this.policy = undefined;
+    this.keyReuseConflicts = 0;
     this.held = [];
   }
 
@@ -130,13 +139,13 @@ export class FakeDestination {
     }
 
     if (isQuery) {
-      const fault = this.alwaysFault ?? this.queryFault;
+      const fault = this.alwaysFault ?? this.queryFault ?? this.policy?.({ method: 'GET', key: key!, isQuery: true });
       if (fault) return this.misbehave(fault, res, undefined, body);
       return void res.writeHead(this.effects.has(key!) ? 200 : 404).end();
     }
     if (req.method !== 'POST' || path !== this.postPath) return void res.writeHead(404).end();
     if (!key) return void res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"no key"}');
-    const fault = this.alwaysFault ?? this.faults.shift();
+    const fault = this.alwaysFault ?? this.faults.shift() ?? this.policy?.({ method: 'POST', key, isQuery: false });
     if (fault) return this.misbehave(fault, res, key, body);
     this.apply(res, key, body);
   }
@@ -144,6 +153,7 @@ export class FakeDestination {
   private apply(res: ServerResponse, key: string, body: string): void {
     const previous = this.effects.get(key);
     if (previous !== undefined && previous !== body) {
+      this.keyReuseConflicts++;
       return void res.writeHead(422, { 'content-type': 'application/json' }).end('{"error":"key reused with another body"}');
     }
     this.effects.set(key, body);
