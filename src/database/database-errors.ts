@@ -27,3 +27,8 @@ export function isInvalidData(error: unknown): boolean {
 export function isDeadlock(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === '40P01';
 }
+
+/** 40001: a concurrent transaction changed what this one read; retrying is safe. */
+export function isSerializationFailure(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === '40001';
+}

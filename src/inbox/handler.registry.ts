@@ -1,13 +1,13 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { WebhookEventHandler } from './inbox.types';
+import { HandlerOutcome, RegisteredHandler, WebhookBatchHandler, WebhookEventHandler } from './inbox.types';
 import { WEBHOOK_EVENT_HANDLER, WebhookEventBinding } from './on-webhook-event.decorator';
 
 /** Finds every `@OnWebhookEvent` method at start; one handler per `(provider, type)`. */
 @Injectable()
 export class HandlerRegistry implements OnModuleInit {
   private readonly logger = new Logger(HandlerRegistry.name);
-  private readonly handlers = new Map<string, WebhookEventHandler>();
+  private readonly handlers = new Map<string, RegisteredHandler>();
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -27,17 +27,30 @@ export class HandlerRegistry implements OnModuleInit {
     }
   }
 
-  register(binding: WebhookEventBinding, handler: WebhookEventHandler, label = 'handler'): void {
+  register(binding: WebhookEventBinding, method: WebhookEventHandler | WebhookBatchHandler, label = 'handler'): void {
     const key = keyOf(binding.provider, binding.type);
     // Two handlers for one type would make "exactly once" ambiguous: refuse to start.
     if (this.handlers.has(key)) throw new Error(`two handlers for ${binding.provider} ${binding.type}`);
-    this.handlers.set(key, handler);
+    this.handlers.set(key, binding.batch ? fromBatch(label, method as WebhookBatchHandler) : { id: label, handle: method as WebhookEventHandler });
     this.logger.log({ provider: binding.provider, type: binding.type }, `handler registered: ${label}`);
   }
 
-  find(provider: string, type: string): WebhookEventHandler | undefined {
+  find(provider: string, type: string): RegisteredHandler | undefined {
     return this.handlers.get(keyOf(provider, type));
   }
+}
+
+/** A batch handler serves single events as batches of one: one implementation, one behaviour. */
+function fromBatch(id: string, batch: WebhookBatchHandler): RegisteredHandler {
+  return {
+    id,
+    batch,
+    handle: async (event, tx): Promise<HandlerOutcome> => {
+      const [result] = await batch([event], tx);
+      if (result instanceof Error) throw result;
+      return result;
+    },
+  };
 }
 
 function keyOf(provider: string, type: string): string {

@@ -1,15 +1,16 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
 import { PermanentError } from '../common/errors';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { transactionWithAfterCommit } from '../database/after-commit';
+import { isDeadlock, isSerializationFailure } from '../database/database-errors';
 import { backoffDelayMs } from './backoff';
 import { HandlerRegistry } from './handler.registry';
 import { InboxRepository } from './inbox.repository';
-import { InboxEvent } from './inbox.types';
+import { HandlerOutcome, InboxEvent, RegisteredHandler, WebhookBatchHandler } from './inbox.types';
 import { WorkerFaults } from './worker-faults';
 
 /** The fenced completion matched nothing: another worker owns the event now. */
@@ -17,6 +18,31 @@ class LeaseLostError extends Error {
   constructor() {
     super('lease_lost');
   }
+}
+
+interface Settled {
+  status: 'done' | 'ignored' | 'quarantined';
+  reason: string | null;
+}
+
+/** What one transaction of a batch settled, and the failures to record after it. */
+interface Round {
+  settled: Map<InboxEvent, Settled>;
+  failures: Map<InboxEvent, unknown>;
+}
+
+function settledOf(outcome: HandlerOutcome): Settled {
+  return outcome.kind === 'done' ? { status: 'done', reason: null } : { status: 'quarantined', reason: outcome.reason };
+}
+
+function logFields(event: InboxEvent) {
+  return {
+    eventId: event.eventId,
+    sourceScope: event.sourceScope,
+    inboxId: event.id,
+    eventType: event.eventType,
+    attempt: event.attempts + 1,
+  };
 }
 
 export type AttemptOutcome = 'done' | 'ignored' | 'retry' | 'quarantined' | 'lost_lease';
@@ -41,47 +67,151 @@ export class InboxEventProcessor {
     private readonly faults: WorkerFaults,
   ) {}
 
+  /** One event, one transaction. */
   async process(event: InboxEvent): Promise<AttemptOutcome> {
-    const log = {
-      eventId: event.eventId,
-      sourceScope: event.sourceScope,
-      inboxId: event.id,
-      eventType: event.eventType,
-      attempt: event.attempts + 1,
-    };
     try {
-      const status = await transactionWithAfterCommit(this.dataSource, async (tx) => {
-        let status: 'done' | 'ignored' | 'quarantined';
-        let reason: string | null = null;
-        const handler = this.handlers.find(event.provider, event.eventType);
-        if (event.attempts >= this.config.worker.maxAttempts) {
-          // Only a reclaimed lease gets here: its workers kept dying on it.
-          [status, reason] = ['quarantined', 'max_attempts'];
-        } else if (event.payload == null) {
-          [status, reason] = ['quarantined', 'payload_missing'];
-        } else if (!handler) {
-          [status, reason] = ['ignored', 'no_handler'];
-        } else {
-          const outcome = await handler(event, tx);
-          await this.faults.beforeComplete(event, tx);
-          if (outcome.kind === 'done') status = 'done';
-          else [status, reason] = ['quarantined', outcome.reason];
-        }
-        if (!(await this.repository.finish(tx, event.id, this.workerId, status, reason, this.clock.now()))) {
+      const { status, reason } = await transactionWithAfterCommit(this.dataSource, async (tx) => {
+        const settled = await this.apply(event, tx);
+        if (!(await this.repository.finish(tx, event.id, this.workerId, settled.status, settled.reason, this.clock.now()))) {
           throw new LeaseLostError();
         }
-        if (reason) this.logger.warn({ ...log, reason }, `event ${status}`);
-        return status;
+        return settled;
       });
-      this.logger.debug({ ...log, status }, 'event processed');
+      this.logSettled(event, status, reason);
       return status;
     } catch (error) {
-      return this.recordFailure(event, error, log).catch((e: Error) => {
-        // The lease expires and another attempt follows: nothing is lost.
-        this.logger.error({ ...log, err: e.message }, 'could not record the failure');
-        return 'retry' as const;
-      });
+      return this.failed(event, error);
     }
+  }
+
+  /**
+   * Many events in one transaction, each in its own savepoint so one failure
+   * does not undo the others (events of a batch handler share one call and one
+   * savepoint), completed by one fenced statement and one commit. If the batch
+   * as a whole fails (a lease was lost, the connection broke), each event is
+   * processed again alone and finds its own outcome.
+   */
+  async processBatch(events: InboxEvent[]): Promise<AttemptOutcome[]> {
+    if (events.length === 1) return [await this.process(events[0])];
+    let round: Round;
+    try {
+      round = await transactionWithAfterCommit(this.dataSource, async (tx) => {
+        const r: Round = { settled: new Map(), failures: new Map() };
+        for (const group of this.groups(events)) {
+          if (group.batch && (await this.applyTogether(group.batch, group.events, tx, r))) continue;
+          for (const event of group.events) await this.applyAlone(event, tx, r);
+        }
+        const outcomes = [...r.settled].map(([event, { status, reason }]) => ({ id: event.id, status, reason }));
+        if (outcomes.length > 0 && !(await this.repository.finishMany(tx, outcomes, this.workerId, this.clock.now()))) {
+          throw new LeaseLostError();
+        }
+        return r;
+      });
+    } catch {
+      return Promise.all(events.map((event) => this.process(event)));
+    }
+    return Promise.all(
+      events.map(async (event) => {
+        const settled = round.settled.get(event);
+        if (settled) {
+          this.logSettled(event, settled.status, settled.reason);
+          return settled.status;
+        }
+        const error = round.failures.get(event);
+        // Another batch held a lock this one needed: now that ours are released, try again alone, at once.
+        if (isDeadlock(error) || isSerializationFailure(error)) return this.process(event);
+        return this.failed(event, error);
+      }),
+    );
+  }
+
+  /** Claim order kept; the events of one batch handler gathered into one group, every other event alone. */
+  private groups(events: InboxEvent[]): { batch?: WebhookBatchHandler; events: InboxEvent[] }[] {
+    const groups: { batch?: WebhookBatchHandler; events: InboxEvent[] }[] = [];
+    const byHandler = new Map<string, { batch: WebhookBatchHandler; events: InboxEvent[] }>();
+    for (const event of events) {
+      const handler = this.handlerFor(event);
+      if (!handler?.batch) {
+        groups.push({ events: [event] });
+        continue;
+      }
+      let group = byHandler.get(handler.id);
+      if (!group) {
+        group = { batch: handler.batch, events: [] };
+        byHandler.set(handler.id, group);
+        groups.push(group);
+      }
+      group.events.push(event);
+    }
+    return groups;
+  }
+
+  private async applyAlone(event: InboxEvent, tx: EntityManager, round: Round): Promise<void> {
+    await tx.query('SAVEPOINT inbox_event');
+    try {
+      round.settled.set(event, await this.apply(event, tx));
+      await tx.query('RELEASE SAVEPOINT inbox_event');
+    } catch (error) {
+      await tx.query('ROLLBACK TO SAVEPOINT inbox_event');
+      round.failures.set(event, error);
+    }
+  }
+
+  /** One batch call in one savepoint; false (rolled back, nothing recorded) when the call itself failed. */
+  private async applyTogether(batch: WebhookBatchHandler, events: InboxEvent[], tx: EntityManager, round: Round): Promise<boolean> {
+    await tx.query('SAVEPOINT inbox_batch');
+    try {
+      const results = await batch(events, tx);
+      const settled = new Map<InboxEvent, Settled>();
+      for (const [i, event] of events.entries()) {
+        const result = results[i];
+        if (result instanceof Error) continue;
+        await this.faults.beforeComplete(event, tx);
+        settled.set(event, settledOf(result));
+      }
+      await tx.query('RELEASE SAVEPOINT inbox_batch');
+      for (const [i, event] of events.entries()) {
+        const result = results[i];
+        if (result instanceof Error) round.failures.set(event, result);
+        else round.settled.set(event, settled.get(event)!);
+      }
+      return true;
+    } catch {
+      await tx.query('ROLLBACK TO SAVEPOINT inbox_batch');
+      return false;
+    }
+  }
+
+  /** The handler that will run for `event`, or undefined when `apply` settles it without one. */
+  private handlerFor(event: InboxEvent): RegisteredHandler | undefined {
+    if (event.attempts >= this.config.worker.maxAttempts || event.payload == null) return undefined;
+    return this.handlers.find(event.provider, event.eventType);
+  }
+
+  /** The event's work inside `tx`; throws to retry (TransientError) or quarantine (PermanentError). */
+  private async apply(event: InboxEvent, tx: EntityManager): Promise<Settled> {
+    // Only a reclaimed lease gets here at the limit: its workers kept dying on it.
+    if (event.attempts >= this.config.worker.maxAttempts) return { status: 'quarantined', reason: 'max_attempts' };
+    if (event.payload == null) return { status: 'quarantined', reason: 'payload_missing' };
+    const handler = this.handlers.find(event.provider, event.eventType);
+    if (!handler) return { status: 'ignored', reason: 'no_handler' };
+    const outcome = await handler.handle(event, tx);
+    await this.faults.beforeComplete(event, tx);
+    return settledOf(outcome);
+  }
+
+  private logSettled(event: InboxEvent, status: Settled['status'], reason: string | null): void {
+    if (reason) this.logger.warn({ ...logFields(event), reason }, `event ${status}`);
+    else this.logger.debug({ ...logFields(event), status }, 'event processed');
+  }
+
+  private failed(event: InboxEvent, error: unknown): Promise<AttemptOutcome> {
+    const log = logFields(event);
+    return this.recordFailure(event, error, log).catch((e: Error) => {
+      // The lease expires and another attempt follows: nothing is lost.
+      this.logger.error({ ...log, err: e.message }, 'could not record the failure');
+      return 'retry' as const;
+    });
   }
 
   private async recordFailure(event: InboxEvent, error: unknown, log: Record<string, unknown>): Promise<AttemptOutcome> {

@@ -66,6 +66,16 @@ export const CLAIM = `
  * Fenced completion: changes the row only while worker $2 still holds the lease.
  * Zero rows means the lease was lost and the caller must roll back.
  */
+/**
+ * Fenced completion of many events at once: only rows still leased to worker $5
+ * change. Fewer rows than ids means a lease was lost.
+ */
+export const FINISH_MANY = `
+  UPDATE webhook_inbox i
+     SET status = v.status, status_reason = v.reason, completed_at = $4, locked_by = NULL, locked_until = NULL
+    FROM unnest($1::bigint[], $2::text[], $3::text[]) AS v(id, status, reason)
+   WHERE i.id = v.id AND i.locked_by = $5 AND i.status = 'processing'`;
+
 export const FINISH = `
   UPDATE webhook_inbox
      SET status = $3, status_reason = $4, completed_at = $5, locked_by = NULL, locked_until = NULL

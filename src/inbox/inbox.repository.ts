@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Pool } from 'pg';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
-import { acceptMany, CLAIM, FINISH, RECORD_FAILURE } from './inbox.queries';
+import { acceptMany, CLAIM, FINISH, FINISH_MANY, RECORD_FAILURE } from './inbox.queries';
 import {
   ADMIN_BACKLOG,
   ADMIN_LOCK,
@@ -125,6 +125,23 @@ export class InboxRepository {
   }
 
   /** Fenced retry bookkeeping; undefined when the lease was lost. */
+  /** Fenced completion of a batch in `tx`; false if any lease was lost (the caller rolls back). */
+  async finishMany(
+    tx: EntityManager,
+    outcomes: { id: string; status: 'done' | 'ignored' | 'quarantined'; reason: string | null }[],
+    workerId: string,
+    now: Date,
+  ): Promise<boolean> {
+    const [, count]: [unknown, number] = await tx.query(FINISH_MANY, [
+      outcomes.map((o) => o.id),
+      outcomes.map((o) => o.status),
+      outcomes.map((o) => o.reason),
+      now,
+      workerId,
+    ]);
+    return count === outcomes.length;
+  }
+
   async recordFailure(
     id: string,
     workerId: string,

@@ -50,6 +50,24 @@ export type HandlerOutcome = { kind: 'done' } | { kind: 'quarantine'; reason: st
 
 export type WebhookEventHandler = (event: InboxEvent, tx: import('typeorm').EntityManager) => Promise<HandlerOutcome>;
 
+/**
+ * A batch handler applies many events in one go, with the same result as
+ * applying them one by one in the order given: per event, an outcome or the
+ * error it would have thrown (and then it wrote nothing for that event).
+ */
+export type WebhookBatchHandler = (
+  events: InboxEvent[],
+  tx: import('typeorm').EntityManager,
+) => Promise<(HandlerOutcome | Error)[]>;
+
+/** A registered handler: `batch` when it has set-based SQL for many events at once. */
+export interface RegisteredHandler {
+  /** Identifies the method; events with the same id may share one batch call. */
+  id: string;
+  handle: WebhookEventHandler;
+  batch?: WebhookBatchHandler;
+}
+
 // ---- Admin reads and repairs (used by the admin module through InboxService) ----
 
 /** Admin filter over the inbox; every field narrows, none widens. */

@@ -3,17 +3,20 @@ export const WEBHOOK_EVENT_HANDLER = Symbol('WEBHOOK_EVENT_HANDLER');
 export interface WebhookEventBinding {
   provider: string;
   type: string;
+  /** The method takes `(events[], tx)` and answers one result per event (see WebhookBatchHandler). */
+  batch?: boolean;
 }
 
 /**
  * Marks a method of a Nest provider as the handler of one `(provider, type)`.
- * The method is `(event: InboxEvent, tx: EntityManager) => Promise<HandlerOutcome>`;
- * it may be decorated more than once to handle several types.
+ * The method is `(event: InboxEvent, tx: EntityManager) => Promise<HandlerOutcome>`,
+ * or with `{ batch: true }` a WebhookBatchHandler; it may be decorated more than
+ * once to handle several types (a batch handler then sees them mixed, in order).
  */
-export function OnWebhookEvent(provider: string, type: string): MethodDecorator {
+export function OnWebhookEvent(provider: string, type: string, options: { batch?: boolean } = {}): MethodDecorator {
   return (_target, _key, descriptor: PropertyDescriptor) => {
     const bindings: WebhookEventBinding[] = Reflect.getMetadata(WEBHOOK_EVENT_HANDLER, descriptor.value) ?? [];
-    Reflect.defineMetadata(WEBHOOK_EVENT_HANDLER, [...bindings, { provider, type }], descriptor.value);
+    Reflect.defineMetadata(WEBHOOK_EVENT_HANDLER, [...bindings, { provider, type, batch: options.batch }], descriptor.value);
     return descriptor;
   };
 }

@@ -11,25 +11,35 @@ export const INSERT_ORDER = `
 
 export const SELECT_ORDER = `SELECT ${ORDER_COLUMNS} FROM orders WHERE tenant_id = $1 AND id = $2`;
 
-/** Locks the order for the rest of the event's transaction: its events apply one at a time. */
-export const LOCK_ORDER = `${SELECT_ORDER} FOR UPDATE`;
+/**
+ * Locks the orders of a batch of events for the rest of the transaction, in key
+ * order (LockRows runs above the sort), so two batches never wait on each other
+ * in a cycle. Their events then apply one at a time.
+ */
+export const LOCK_ORDERS = `
+  SELECT ${ORDER_COLUMNS} FROM orders
+   WHERE (tenant_id, id) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+   ORDER BY tenant_id, id
+     FOR UPDATE`;
 
 /**
- * The conditional transition: bound to tenant, order, payment id (NULL binds it),
- * amount, currency and the expected status. Zero rows: the order is not what
- * the decision assumed.
+ * The conditional transitions: each bound to tenant, order, payment id (NULL
+ * binds it), amount, currency and the expected status. Fewer rows than asked:
+ * an order is not what the decision assumed.
  */
-export const TRANSITION_ORDER = `
-  UPDATE orders
-     SET status = $7,
-         provider_payment_id = COALESCE(provider_payment_id, $3),
+export const TRANSITION_ORDERS = `
+  UPDATE orders o
+     SET status = v.to_status,
+         provider_payment_id = COALESCE(o.provider_payment_id, v.payment_id),
          updated_at = now()
-   WHERE tenant_id = $1 AND id = $2
-     AND (provider_payment_id IS NULL OR provider_payment_id = $3)
-     AND total_minor = $4 AND currency = $5 AND status = $6
-  RETURNING ${ORDER_COLUMNS}`;
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[])
+         AS v(tenant_id, id, payment_id, total_minor, currency, from_status, to_status)
+   WHERE o.tenant_id = v.tenant_id AND o.id = v.id
+     AND (o.provider_payment_id IS NULL OR o.provider_payment_id = v.payment_id)
+     AND o.total_minor = v.total_minor AND o.currency = v.currency AND o.status = v.from_status`;
 
-export const RECORD_PAYMENT_ERROR = `
-  UPDATE orders
-     SET last_payment_error = $3, updated_at = now()
-   WHERE tenant_id = $1 AND id = $2 AND status = 'awaiting_payment'`;
+export const RECORD_PAYMENT_ERRORS = `
+  UPDATE orders o
+     SET last_payment_error = v.error, updated_at = now()
+    FROM unnest($1::text[], $2::text[], $3::text[]) AS v(tenant_id, id, error)
+   WHERE o.tenant_id = v.tenant_id AND o.id = v.id AND o.status = 'awaiting_payment'`;

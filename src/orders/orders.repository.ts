@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { OrderStatus } from './domain/order-state-machine';
-import { INSERT_ORDER, LOCK_ORDER, RECORD_PAYMENT_ERROR, SELECT_ORDER, TRANSITION_ORDER } from './orders.queries';
+import { INSERT_ORDER, LOCK_ORDERS, RECORD_PAYMENT_ERRORS, SELECT_ORDER, TRANSITION_ORDERS } from './orders.queries';
 import { CreateOrder, Order } from './orders.types';
 
 interface OrderRow {
@@ -50,29 +50,34 @@ export class OrdersRepository {
     return rows[0] && toOrder(rows[0]);
   }
 
-  async lock(tx: EntityManager, tenantId: string, id: string): Promise<Order | undefined> {
-    const rows: OrderRow[] = await tx.query(LOCK_ORDER, [tenantId, id]);
-    return rows[0] && toOrder(rows[0]);
+  /** Locks the given orders (in key order) and returns those that exist, keyed by orderKey(). */
+  async lockMany(tx: EntityManager, keys: { tenantId: string; orderId: string }[]): Promise<Map<string, Order>> {
+    const rows: OrderRow[] = await tx.query(LOCK_ORDERS, [keys.map((k) => k.tenantId), keys.map((k) => k.orderId)]);
+    return new Map(rows.map((r) => [orderKey(r.tenant_id, r.id), toOrder(r)]));
   }
 
-  /** Undefined when zero rows matched the conditions. */
-  async transition(tx: EntityManager, t: TransitionRequest): Promise<Order | undefined> {
-    const [rows]: [OrderRow[], number] = await tx.query(TRANSITION_ORDER, [
-      t.tenantId,
-      t.orderId,
-      t.paymentId,
-      t.amountMinor,
-      t.currency,
-      t.from,
-      t.to,
+  /** Applies every transition (at most one per order); resolves with how many matched their conditions. */
+  async transitionMany(tx: EntityManager, transitions: TransitionRequest[]): Promise<number> {
+    const [, count]: [unknown, number] = await tx.query(TRANSITION_ORDERS, [
+      transitions.map((t) => t.tenantId),
+      transitions.map((t) => t.orderId),
+      transitions.map((t) => t.paymentId),
+      transitions.map((t) => t.amountMinor),
+      transitions.map((t) => t.currency),
+      transitions.map((t) => t.from),
+      transitions.map((t) => t.to),
     ]);
-    return rows[0] && toOrder(rows[0]);
+    return count;
   }
 
-  async recordPaymentError(tx: EntityManager, tenantId: string, id: string, error: string): Promise<boolean> {
-    const [, count]: [unknown, number] = await tx.query(RECORD_PAYMENT_ERROR, [tenantId, id, error]);
-    return count === 1;
+  /** At most one error per order. */
+  async recordPaymentErrors(tx: EntityManager, errors: { tenantId: string; orderId: string; error: string }[]): Promise<void> {
+    await tx.query(RECORD_PAYMENT_ERRORS, [errors.map((e) => e.tenantId), errors.map((e) => e.orderId), errors.map((e) => e.error)]);
   }
+}
+
+export function orderKey(tenantId: string, orderId: string): string {
+  return `${tenantId}\u0000${orderId}`;
 }
 
 function toOrder(r: OrderRow): Order {

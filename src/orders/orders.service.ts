@@ -2,10 +2,10 @@ import { Injectable, Logger } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { BadRequestError, ConflictError, NotFoundError, TransientError } from '../common/errors';
 import { HandlerOutcome } from '../inbox/inbox.types';
-import { OutboxWriter } from '../outbox/outbox-writer';
+import { OutboxWrite, OutboxWriter } from '../outbox/outbox-writer';
 import { decide, PaymentFacts } from './domain/order-state-machine';
 import { effectsOf } from './order-effects';
-import { OrdersRepository } from './orders.repository';
+import { orderKey, OrdersRepository, TransitionRequest } from './orders.repository';
 import { CreateOrder, Order } from './orders.types';
 
 export interface PaymentEvent {
@@ -57,49 +57,64 @@ export class OrdersService {
   }
 
   /**
-   * Applies one payment event in the caller's transaction: locks the order,
-   * decides, transitions with a conditional UPDATE and writes the outbox entries.
-   * An unknown order, or a refund ahead of its payment, is a TransientError.
+   * Applies payment events in the caller's transaction with the same result as
+   * applying them one at a time, in order, but in a few set-based statements:
+   * lock every order, decide each event in memory against the order as the
+   * events before it left it, then write all transitions, payment errors and
+   * outbox entries at once. Per event: an outcome, or the error it stands for
+   * (an unknown order or a refund ahead of its payment is a TransientError).
    */
-  async applyPayment(tx: EntityManager, e: PaymentEvent): Promise<HandlerOutcome> {
-    const log = { tenantId: e.tenantId, orderId: e.orderId, paymentId: e.facts.paymentId, sourceEventId: e.sourceEventId };
-    const order = await this.repository.lock(tx, e.tenantId, e.orderId);
-    // It may be created a moment later (the checkout races the webhook): retry, quarantine at the limit.
-    if (!order) throw new TransientError('order_not_found');
-    const decision = decide(order, e.facts);
-    switch (decision.kind) {
-      case 'noop':
-        this.logger.log({ ...log, status: order.status, reason: decision.reason }, 'payment event changes nothing');
-        return { kind: 'done' };
-      case 'wait':
-        throw new TransientError(decision.reason);
-      case 'quarantine':
-        return { kind: 'quarantine', reason: decision.reason };
-      case 'record_failure':
-        await this.repository.recordPaymentError(tx, e.tenantId, e.orderId, e.failure ?? 'payment_failed');
-        this.logger.log(log, 'payment failure recorded');
-        return { kind: 'done' };
-      case 'move': {
-        const moved = await this.repository.transition(tx, {
-          tenantId: e.tenantId,
-          orderId: e.orderId,
-          paymentId: e.facts.paymentId,
-          amountMinor: e.facts.amountMinor,
-          currency: e.facts.currency.toLowerCase(),
-          from: decision.from,
-          to: decision.to,
-        });
-        // The row is locked and was just checked, so this means a bug or a concurrent
-        // writer outside the lock: roll back and retry rather than guess.
-        if (!moved) throw new TransientError('order_changed_concurrently');
-        const written = await this.outbox.write(
-          tx,
-          effectsOf(moved, decision.to, { paymentId: e.facts.paymentId, occurredAt: e.occurredAt, sourceEventId: e.sourceEventId }),
-        );
-        this.logger.log({ ...log, from: decision.from, to: decision.to, operationKeys: written }, 'order transitioned');
-        return { kind: 'done' };
+  async applyPayments(tx: EntityManager, events: PaymentEvent[]): Promise<(HandlerOutcome | Error)[]> {
+    const orders = await this.repository.lockMany(tx, events);
+    const transitions = new Map<string, TransitionRequest>();
+    const paymentErrors = new Map<string, { tenantId: string; orderId: string; error: string }>();
+    const effects: OutboxWrite[] = [];
+    const results = events.map((e): HandlerOutcome | Error => {
+      const key = orderKey(e.tenantId, e.orderId);
+      const log = { tenantId: e.tenantId, orderId: e.orderId, paymentId: e.facts.paymentId, sourceEventId: e.sourceEventId };
+      const order = orders.get(key);
+      // It may be created a moment later (the checkout races the webhook): retry, quarantine at the limit.
+      if (!order) return new TransientError('order_not_found');
+      const decision = decide(order, e.facts);
+      switch (decision.kind) {
+        case 'noop':
+          this.logger.log({ ...log, status: order.status, reason: decision.reason }, 'payment event changes nothing');
+          return { kind: 'done' };
+        case 'wait':
+          return new TransientError(decision.reason);
+        case 'quarantine':
+          return { kind: 'quarantine', reason: decision.reason };
+        case 'record_failure': {
+          const error = e.failure ?? 'payment_failed';
+          paymentErrors.set(key, { tenantId: e.tenantId, orderId: e.orderId, error });
+          orders.set(key, { ...order, lastPaymentError: error });
+          this.logger.log(log, 'payment failure recorded');
+          return { kind: 'done' };
+        }
+        case 'move': {
+          const moved = { ...order, status: decision.to, providerPaymentId: order.providerPaymentId ?? e.facts.paymentId };
+          orders.set(key, moved);
+          // One UPDATE per order, from the status it had when locked to where its last event leaves it.
+          const from = transitions.get(key)?.from ?? decision.from;
+          const { paymentId, amountMinor } = e.facts;
+          transitions.set(key, { tenantId: e.tenantId, orderId: e.orderId, paymentId, amountMinor, currency: order.currency, from, to: decision.to });
+          const entries = effectsOf(moved, decision.to, { paymentId, occurredAt: e.occurredAt, sourceEventId: e.sourceEventId });
+          effects.push(...entries);
+          this.logger.log({ ...log, from: decision.from, to: decision.to, operationKeys: entries.map((x) => x.operationKey) }, 'order transitioned');
+          return { kind: 'done' };
+        }
       }
+    });
+
+    // Errors first: their condition (still awaiting payment) holds for the orders as locked.
+    if (paymentErrors.size > 0) await this.repository.recordPaymentErrors(tx, [...paymentErrors.values()]);
+    if (transitions.size > 0 && (await this.repository.transitionMany(tx, [...transitions.values()])) !== transitions.size) {
+      // The rows are locked and were just checked, so this means a bug or a writer
+      // outside the lock: roll everything back and retry rather than guess.
+      throw new TransientError('order_changed_concurrently');
     }
+    await this.outbox.write(tx, effects);
+    return results;
   }
 }
 

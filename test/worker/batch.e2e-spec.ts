@@ -1,0 +1,116 @@
+import { Injectable, Module } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { PermanentError, TransientError } from '../../src/common/errors';
+import { HandlerOutcome, InboxEvent } from '../../src/inbox/inbox.types';
+import { OnWebhookEvent } from '../../src/inbox/on-webhook-event.decorator';
+import { createTestDatabase, TestDatabase } from '../support/test-database';
+import { startTestApp, TestApp } from '../support/test-app';
+import { WorkerFaults } from '../../src/inbox/worker-faults';
+import { chargeRefundedEvent, createOrder, ENDPOINTS, inboxRow, orderRow, outboxRows, paymentIntentEvent, postStripe, worker } from './worker-fixtures';
+
+/** Writes a row, then fails as the event's order id says: the write must vanish with the failure. */
+@Injectable()
+class FlakyHandlers {
+  @OnWebhookEvent('stripe', 'test.batch')
+  async handle(event: InboxEvent, tx: EntityManager): Promise<HandlerOutcome> {
+    await tx.query('INSERT INTO batch_effects (event_id) VALUES ($1)', [event.eventId]);
+    const mode = event.payload.data.object.metadata.order_id as string;
+    if (mode === 'transient') throw new TransientError('try again later');
+    if (mode === 'permanent') throw new PermanentError('cannot_ever_work');
+    if (mode === 'sql') await tx.query('SELECT 1/0');
+    return { kind: 'done' };
+  }
+}
+
+@Module({ providers: [FlakyHandlers] })
+class FlakyHandlersModule {}
+
+describe('worker batches: many events per transaction, one savepoint each', () => {
+  let db: TestDatabase;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await db.query('CREATE TABLE batch_effects (event_id text NOT NULL)');
+    // One lane, so all ten events share one transaction.
+    t = await startTestApp({ databaseUrl: db.url, endpoints: ENDPOINTS, env: { DATABASE_POOL_SIZE: '3' }, imports: [FlakyHandlersModule] });
+  });
+  afterAll(async () => {
+    await t.close();
+    await db.drop();
+  });
+
+  it('commits the events that succeeded and isolates each failure with its own writes rolled back', async () => {
+    const modes = ['ok', 'transient', 'ok', 'sql', 'ok', 'permanent', 'ok', 'ok', 'ok', 'ok'];
+    const ids = modes.map((_, i) => `evt_batch_${i}`);
+    for (const [i, mode] of modes.entries()) {
+      await postStripe(t, paymentIntentEvent('test.batch', { orderId: mode, id: ids[i] }));
+    }
+    expect(await worker(t).runOnce()).toBe(10);
+
+    const rows = await Promise.all(ids.map((id) => inboxRow(db, id)));
+    expect(rows.map((r) => r.status)).toEqual(modes.map((m) => (m === 'ok' ? 'done' : m === 'permanent' ? 'quarantined' : 'pending')));
+    expect(rows[1]).toMatchObject({ attempts: 1, last_error: 'TransientError: try again later', locked_by: null });
+    expect(rows[3].last_error).toMatch(/division by zero/);
+    expect(rows[5].status_reason).toBe('cannot_ever_work');
+    const effects = await db.query('SELECT event_id FROM batch_effects ORDER BY event_id');
+    expect(effects.map((e) => e.event_id)).toEqual(ids.filter((_, i) => modes[i] === 'ok').sort());
+  });
+
+  it('applies a batch of payment events in a few statements with the result of applying them one by one', async () => {
+    await createOrder(t, 'b1');
+    await createOrder(t, 'b2');
+    await createOrder(t, 'b3');
+    await createOrder(t, 'b4', 1000, 'usd');
+    const events = [
+      paymentIntentEvent('payment_intent.payment_failed', { orderId: 'b1', id: 'evt_b1_failed' }),
+      paymentIntentEvent('payment_intent.succeeded', { orderId: 'b1', id: 'evt_b1_paid' }),
+      chargeRefundedEvent({ orderId: 'b1', id: 'evt_b1_refunded' }),
+      paymentIntentEvent('payment_intent.succeeded', { orderId: 'b1', id: 'evt_b1_late' }),
+      chargeRefundedEvent({ orderId: 'b2', id: 'evt_b2_early' }),
+      paymentIntentEvent('payment_intent.succeeded', { orderId: 'b2', id: 'evt_b2_paid' }),
+      paymentIntentEvent('payment_intent.succeeded', { orderId: 'b3', id: 'evt_b3_a' }),
+      paymentIntentEvent('payment_intent.succeeded', { orderId: 'b3', id: 'evt_b3_b' }),
+      paymentIntentEvent('payment_intent.succeeded', { orderId: 'b4', id: 'evt_b4_eur' }),
+      paymentIntentEvent('payment_intent.succeeded', { orderId: 'missing', id: 'evt_missing' }),
+    ];
+    for (const event of events) await postStripe(t, event);
+    expect(await worker(t).runOnce()).toBe(10);
+
+    const status = async (id: string) => (await inboxRow(db, id)).status;
+    expect(await Promise.all(events.map((e) => status(e.id as string)))).toEqual([
+      'done', 'done', 'done', 'done', 'pending', 'done', 'done', 'done', 'quarantined', 'pending',
+    ]);
+    expect(await orderRow(db, 'b1')).toMatchObject({ status: 'refunded', provider_payment_id: 'pi_b1', last_payment_error: 'card_declined:insufficient_funds' });
+    expect((await orderRow(db, 'b2')).status).toBe('paid');
+    expect((await orderRow(db, 'b3')).status).toBe('paid');
+    expect((await orderRow(db, 'b4')).status).toBe('awaiting_payment');
+    expect((await inboxRow(db, 'evt_b4_eur')).status_reason).toBe('currency_mismatch');
+    expect((await inboxRow(db, 'evt_b2_early')).last_error).toBe('TransientError: order_not_paid_yet');
+    expect((await outboxRows(db, 'b1')).map((r) => r.operation_key)).toEqual([
+      'email:receipt:acme:b1', 'email:refund:acme:b1', 'erp:order-paid:acme:b1', 'erp:order-refunded:acme:b1',
+    ]);
+    expect(await outboxRows(db, 'b3')).toHaveLength(2);
+  });
+
+  it('falls back to one event at a time when a batch call fails as a whole', async () => {
+    // Park what earlier tests left to retry, so this claim holds exactly our three events.
+    await db.query(`UPDATE webhook_inbox SET next_attempt_at = now() + interval '1 hour' WHERE status = 'pending'`);
+    for (const id of ['f1', 'f2', 'f3']) await createOrder(t, id);
+    for (const id of ['f1', 'f2', 'f3']) await postStripe(t, paymentIntentEvent('payment_intent.succeeded', { orderId: id, id: `evt_${id}` }));
+    const faults = t.app.get(WorkerFaults);
+    faults.beforeComplete = async (event) => {
+      if (event.eventId === 'evt_f2') throw new Error('injected');
+    };
+    try {
+      expect(await worker(t).runOnce()).toBe(3);
+    } finally {
+      faults.beforeComplete = async () => undefined;
+    }
+    expect((await orderRow(db, 'f1')).status).toBe('paid');
+    expect((await orderRow(db, 'f2')).status).toBe('awaiting_payment');
+    expect((await orderRow(db, 'f3')).status).toBe('paid');
+    expect(await inboxRow(db, 'evt_f2')).toMatchObject({ status: 'pending', attempts: 1, last_error: 'Error: injected' });
+    expect(await outboxRows(db, 'f2')).toHaveLength(0);
+  });
+});
