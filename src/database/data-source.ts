@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../migrations';
 
@@ -19,6 +20,12 @@ export function createDataSource(url: string, poolSize = POOL_SIZE): DataSource 
       query_timeout: 30_000,
       keepAlive: true,
       application_name: 'webhook-inbox',
+      // A client emits a server-side disconnect (e.g. 57P01 at shutdown) on itself; while it is
+      // checked out between queries nothing may be listening, and an unhandled 'error' event
+      // kills the process. Its next query fails and is handled (503 or retry).
+      onConnect: (client: EventEmitter) => {
+        client.on('error', () => undefined);
+      },
     },
   });
 }
