@@ -553,6 +553,11 @@ function checkLogs(fleet: ServiceInstance[], load: LoadGenerator): void {
   const hex = text.match(/[0-9a-f]{64}/g) ?? [];
   if (hex.some((h) => load.signatures.has(h))) found.push('signature');
   const crashes = fleet.flatMap((s) => s.crashes);
+  const count = (re: RegExp) => (text.match(re) ?? []).length;
+  report.section('service logs', [
+    `${(text.length / 1048576).toFixed(1)} MiB; relay leases lost before recording ${count(/lease lost before recording/g)}, ` +
+      `worker retries scheduled ${count(/retry scheduled/g)}, outbox entries unresolved ${count(/outbox entry unresolved/g)}`,
+  ]);
   report.check(
     'logs carry no secret, token, signature or payload',
     found.length === 0 && text.length > 0,
