@@ -7,6 +7,8 @@ const NODE_NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
+  // TypeORM releases a transaction's connection when the server drops it; the next statement throws this.
+  if (error.name === 'QueryRunnerProviderAlreadyReleasedError') return true;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string') {
     if (NODE_NETWORK_CODES.has(code)) return true;

@@ -1,6 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { createDataSource } from '../../src/database/data-source';
+import { isDatabaseUnavailable } from '../../src/database/database-errors';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 
 // Found by the fault suite (test/faults): when PostgreSQL shut down, a service died
@@ -31,6 +32,30 @@ describe('pool clients: a server-side disconnect never crashes the process', () 
       client.release(new Error('backend terminated'));
       // The pool replaces the dead connection.
       expect(await ds.query('SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
+    } finally {
+      await ds.destroy();
+    }
+  });
+
+  // Found by the fault suite: POST /admin/orders answered 500 (not 503) when PostgreSQL shut
+  // down mid-transaction, because TypeORM then throws QueryRunnerProviderAlreadyReleasedError.
+  it('a transaction whose connection dies between statements fails as "database unavailable"', async () => {
+    const ds = createDataSource(db.url, 4);
+    await ds.initialize();
+    try {
+      const error = await ds
+        .transaction(async (tx) => {
+          const [{ pid }] = await tx.query('SELECT pg_backend_pid() AS pid');
+          await db.query('SELECT pg_terminate_backend($1)', [pid]);
+          await new Promise((r) => setTimeout(r, 200)); // the FATAL arrives while the transaction is idle
+          await tx.query('SELECT 1');
+        })
+        .then(() => undefined, (e: unknown) => e);
+      expect(error).toBeInstanceOf(Error);
+      expect({ name: (error as Error).name, unavailable: isDatabaseUnavailable(error) }).toEqual({
+        name: (error as Error).name,
+        unavailable: true,
+      });
     } finally {
       await ds.destroy();
     }

@@ -422,6 +422,8 @@ async function checkInvariants(
   hostile: HostileResult,
 ): Promise<void> {
   report.check('quiescence reached before the deadline', quiet.ok, `${(quiet.ms / 1000).toFixed(1)} s, ${quiet.open}`);
+  const serverErrors = Object.entries(load.stats.byStatus).filter(([k]) => /\s5\d\d$/.test(k) && !k.endsWith(' 503'));
+  report.check('load: no 5xx but 503 (database unavailable), even during kills and outages', serverErrors.length === 0, serverErrors.map(([k, n]) => `${k} x${n}`).join(', '));
   report.check('no valid request refused, every event acknowledged', load.stats.violations.length === 0, load.stats.violations.slice(0, 5).join('; '));
 
   // Every acknowledged event is in the inbox exactly once.
