@@ -18,7 +18,7 @@ const quick = process.argv.includes('--quick');
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
 const wanted = (stage: string) => !only || only.includes(stage);
 const SIZES = quick
-  ? { seconds: 5, ingest: 6_000, drain: 4_000, graphile: 10_000, relay: 4_000, e2eSeconds: 5 }
+  ? { seconds: 5, ingest: 6_000, drain: 10_000, graphile: 20_000, relay: 4_000, e2eSeconds: 5 }
   : { seconds: 10, ingest: 30_000, drain: 20_000, graphile: 50_000, relay: 20_000, e2eSeconds: 15 };
 
 interface Row {
@@ -140,7 +140,7 @@ async function ingestion(server: BenchServer, label: string, env: Record<string,
 async function workerDrain(server: BenchServer, instances: number, base: number): Promise<number> {
   const db = await freshDatabase(server);
   const services = await Promise.all(
-    Array.from({ length: instances }, () => startService(db.url, { ROLES: 'worker', WORKER_POLL_MS: '50' })),
+    Array.from({ length: instances }, () => startService(db.url, { ROLES: 'worker', WORKER_POLL_MS: '50', DATABASE_POOL_SIZE: process.env.BENCH_POOL ?? '20' })),
   );
   try {
     await seedPaymentBacklog(db.url, 1, SIZES.drain);

@@ -37,7 +37,9 @@ function endpointsFile(): string {
 /** Starts the compiled service (`node dist/src/main.js`) as its own process and waits until it answers. */
 export async function startService(databaseUrl: string, env: Record<string, string> = {}): Promise<Service> {
   const port = await freePort();
-  const child = spawn(process.execPath, [join(__dirname, '..', '..', 'dist', 'src', 'main.js')], {
+  // BENCH_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the service where the time goes.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, join(__dirname, '..', '..', 'dist', 'src', 'main.js')], {
     env: {
       PATH: process.env.PATH,
       NODE_ENV: 'development',

@@ -56,8 +56,7 @@ export class InboxWorkerScheduler implements OnApplicationBootstrap, OnModuleDes
 
   private async drain(): Promise<void> {
     try {
-      let claimed = 1;
-      while (!this.stopped && claimed > 0) claimed = await this.worker.runOnce();
+      await this.worker.drain(() => this.stopped);
     } catch (error) {
       // Typically the database is unreachable; the next tick tries again.
       this.logger.error({ err: (error as Error).message }, 'worker round failed');

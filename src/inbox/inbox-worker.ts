@@ -6,13 +6,13 @@ import { InboxEventProcessor } from './inbox-event.processor';
 import { InboxRepository } from './inbox.repository';
 import { InboxEvent } from './inbox.types';
 
-/** Events claimed per round trip; small enough that they all finish well inside a lease. */
-export const CLAIM_BATCH = 128;
+/** Events claimed by runOnce(); small enough that they all finish well inside a lease. */
+export const CLAIM_BATCH = 512;
 /**
  * Events per transaction (each in its own savepoint). Kept under PostgreSQL's
  * 64 cached subtransactions per transaction, past which every reader slows down.
  */
-export const TRANSACTION_BATCH = 16;
+export const TRANSACTION_BATCH = 64;
 
 /**
  * Claims due events in one short statement and processes them in batches, one
@@ -52,6 +52,25 @@ export class InboxWorker {
     };
     await Promise.all(Array.from({ length: Math.min(this.concurrency, batches.length) }, lane));
     return events.length;
+  }
+
+  /**
+   * Works until no event is due: each lane claims and processes its own batch
+   * in a loop, so no lane waits for another between rounds. Resolves with the
+   * number of events claimed.
+   */
+  async drain(stopped: () => boolean = () => false): Promise<number> {
+    let total = 0;
+    const lane = async (): Promise<void> => {
+      while (!stopped()) {
+        const events = await this.repository.claim(this.workerId, this.clock.now(), TRANSACTION_BATCH, this.config.worker.leaseMs);
+        if (events.length === 0) return;
+        total += events.length;
+        await this.processBatch(events);
+      }
+    };
+    await Promise.all(Array.from({ length: this.concurrency }, lane));
+    return total;
   }
 
   private async processBatch(events: InboxEvent[]): Promise<void> {

@@ -40,6 +40,9 @@ describe('worker batches: many events per transaction, one savepoint each', () =
     await db.drop();
   });
 
+  /** Parks what earlier tests left to retry, so a claim holds exactly the test's own events. */
+  const parkLeftovers = () => db.query(`UPDATE webhook_inbox SET next_attempt_at = now() + interval '1 hour' WHERE status = 'pending'`);
+
   it('commits the events that succeeded and isolates each failure with its own writes rolled back', async () => {
     const modes = ['ok', 'transient', 'ok', 'sql', 'ok', 'permanent', 'ok', 'ok', 'ok', 'ok'];
     const ids = modes.map((_, i) => `evt_batch_${i}`);
@@ -58,6 +61,7 @@ describe('worker batches: many events per transaction, one savepoint each', () =
   });
 
   it('applies a batch of payment events in a few statements with the result of applying them one by one', async () => {
+    await parkLeftovers();
     await createOrder(t, 'b1');
     await createOrder(t, 'b2');
     await createOrder(t, 'b3');
@@ -94,8 +98,7 @@ describe('worker batches: many events per transaction, one savepoint each', () =
   });
 
   it('falls back to one event at a time when a batch call fails as a whole', async () => {
-    // Park what earlier tests left to retry, so this claim holds exactly our three events.
-    await db.query(`UPDATE webhook_inbox SET next_attempt_at = now() + interval '1 hour' WHERE status = 'pending'`);
+    await parkLeftovers();
     for (const id of ['f1', 'f2', 'f3']) await createOrder(t, id);
     for (const id of ['f1', 'f2', 'f3']) await postStripe(t, paymentIntentEvent('payment_intent.succeeded', { orderId: id, id: `evt_${id}` }));
     const faults = t.app.get(WorkerFaults);
