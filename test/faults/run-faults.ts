@@ -10,7 +10,7 @@
  * summary and exits non-zero on any failure.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { signRequest } from '../../src/cli/sign-request';
 import { startFakeEmail, startFakeErp } from '../support/fake-destinations';
@@ -248,6 +248,7 @@ async function main(): Promise<void> {
     process.exitCode = 1;
   } else {
     await pg.destroy();
+    rmSync(runDir, { recursive: true, force: true });
   }
 }
 
