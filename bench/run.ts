@@ -103,6 +103,7 @@ async function ingestion(server: BenchServer, label: string, env: Record<string,
     const acked: string[] = [];
     let next = 0;
     const started = performance.now();
+    const cpuBefore = service.cpuMs();
     await Promise.all(
       Array.from({ length: 64 }, async () => {
         while (next < count) {
@@ -116,6 +117,7 @@ async function ingestion(server: BenchServer, label: string, env: Record<string,
       }),
     );
     const seconds = (performance.now() - started) / 1000;
+    const cpuPerRequestUs = ((service.cpuMs() - cpuBefore) * 1000) / count;
     await pool.close();
     const stored = await withClient(db.url, async (c) => {
       const { rows: found } = await c.query('SELECT count(*)::int AS n FROM webhook_inbox WHERE event_id = ANY($1)', [acked]);
@@ -128,7 +130,7 @@ async function ingestion(server: BenchServer, label: string, env: Record<string,
       value: round(rate, 0),
       unit: 'accepted/s',
       ratio: round(rate / base, 2),
-      notes: `p50 ${p50} ms, p99 ${p99} ms; ${acked.length}/${count} acked, ${stored} of them in the inbox${stored === acked.length ? '' : ' (LOST!)'}`,
+      notes: `p50 ${p50} ms, p99 ${p99} ms; service CPU ${round(cpuPerRequestUs, 0)} us/request; ${acked.length}/${count} acked, ${stored} of them in the inbox${stored === acked.length ? '' : ' (LOST!)'}`,
     });
     return rate;
   } finally {

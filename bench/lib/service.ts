@@ -12,6 +12,8 @@ export interface Service {
   process: ChildProcess;
   /** Peak resident set size so far, in MiB (VmHWM). */
   peakRssMiB(): number;
+  /** CPU time used so far (user + system), in milliseconds. */
+  cpuMs(): number;
   stop(): Promise<void>;
 }
 
@@ -71,6 +73,11 @@ export async function startService(databaseUrl: string, env: Record<string, stri
     peakRssMiB: () => {
       const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
       return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
+    },
+    cpuMs: () => {
+      // Fields 14 and 15 of /proc/<pid>/stat: utime and stime in clock ticks (100 per second on Linux).
+      const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return (Number(fields[11]) + Number(fields[12])) * 10;
     },
     stop: () =>
       new Promise<void>((resolve) => {
