@@ -165,3 +165,34 @@ export const ADMIN_STATS_LATENCY = `
          percentile_cont(ARRAY[0.5, 0.95, 0.99]) WITHIN GROUP (
            ORDER BY extract(epoch FROM completed_at - received_at)) AS p
     FROM webhook_inbox WHERE status = 'done' AND completed_at >= $1`;
+
+// ---- Retention (maintenance role, through InboxService). Each is one bounded autocommit batch. ----
+
+/**
+ * Drops the payload of up to $2 settled events (done, ignored) received before $1;
+ * identity, digest and status stay, so a resend is still answered `duplicate`.
+ * Quarantined payloads stay: an operator may still replay them. The partial index
+ * webhook_inbox_payload_retention holds exactly these candidates, so a batch never
+ * walks past rows purged earlier. SKIP LOCKED: a row a worker or admin holds waits
+ * for the next batch, and two instances purge side by side.
+ */
+export const PURGE_PAYLOADS = `
+  UPDATE webhook_inbox SET payload = NULL
+   WHERE id IN (SELECT id FROM webhook_inbox
+                 WHERE payload IS NOT NULL AND status IN ('done', 'ignored') AND received_at < $1
+                 ORDER BY received_at
+                 LIMIT $2
+                   FOR UPDATE SKIP LOCKED)`;
+
+/**
+ * Deletes up to $2 settled identities (done, ignored) received before $1, oldest
+ * first (index webhook_inbox_received). Never pending or processing (work still to
+ * do) nor quarantined (an operator's decision is still open).
+ */
+export const DELETE_IDENTITIES = `
+  DELETE FROM webhook_inbox
+   WHERE id IN (SELECT id FROM webhook_inbox
+                 WHERE received_at < $1 AND status IN ('done', 'ignored')
+                 ORDER BY received_at, id
+                 LIMIT $2
+                   FOR UPDATE SKIP LOCKED)`;

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Pool } from 'pg';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
-import { acceptMany, CLAIM, FINISH, FINISH_MANY, RECORD_FAILURE } from './inbox.queries';
+import { acceptMany, CLAIM, DELETE_IDENTITIES, FINISH, FINISH_MANY, PURGE_PAYLOADS, RECORD_FAILURE } from './inbox.queries';
 import {
   ADMIN_BACKLOG,
   ADMIN_LOCK,
@@ -159,6 +159,20 @@ export class InboxRepository {
       now,
     ]);
     return rows[0];
+  }
+
+  // ---- Retention: one bounded batch per call, each its own autocommit statement ----
+
+  /** Purges up to `limit` payloads of settled events received before `before`; returns how many. */
+  async purgePayloads(before: Date, limit: number): Promise<number> {
+    const [, count]: [unknown, number] = await this.dataSource.query(PURGE_PAYLOADS, [before, limit]);
+    return count;
+  }
+
+  /** Deletes up to `limit` settled identities received before `before`; returns how many. */
+  async deleteIdentities(before: Date, limit: number): Promise<number> {
+    const [, count]: [unknown, number] = await this.dataSource.query(DELETE_IDENTITIES, [before, limit]);
+    return count;
   }
 
   // ---- Admin reads and repairs (separate from the worker's hot path) ----

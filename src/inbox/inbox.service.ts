@@ -58,6 +58,18 @@ export class InboxService {
     }
   }
 
+  // ---- Retention (maintenance role): one bounded batch per call ----
+
+  /** Drops payloads of done/ignored events received before `before` (identity, digest, status kept). */
+  purgePayloads(before: Date, limit: number): Promise<number> {
+    return this.repository.purgePayloads(before, limit);
+  }
+
+  /** Deletes done/ignored events received before `before`: a resend after this is accepted as new. */
+  deleteIdentities(before: Date, limit: number): Promise<number> {
+    return this.repository.deleteIdentities(before, limit);
+  }
+
   // ---- Admin reads and repairs (the admin module owns the transaction and its audit row) ----
 
   listForAdmin(filter: InboxFilter, page: PageRequest): Promise<Page<InboxEventView>> {

@@ -111,3 +111,20 @@ export const ADMIN_OUTBOX_FAILURES = `
     FROM outbox
    WHERE status IN ('pending', 'delivering', 'unresolved', 'dead') AND last_error IS NOT NULL
    GROUP BY 1, 2, 3 ORDER BY n DESC, 1, 2, 3 LIMIT 20`;
+
+// ---- Retention (maintenance role, through OutboxService) ----
+
+/**
+ * Deletes up to $2 delivered entries older than $1, oldest first. `created_at < $1`
+ * (implied, since an entry is delivered after it is created) lets the existing
+ * outbox_created index drive the scan, so the relay's writes pay for no extra index.
+ * Never pending, delivering, unresolved or dead: those are still someone's work.
+ * The order's status, not this row, keeps a later event from repeating the effect.
+ */
+export const PRUNE_DELIVERED = `
+  DELETE FROM outbox
+   WHERE id IN (SELECT id FROM outbox
+                 WHERE created_at < $1 AND status = 'delivered' AND delivered_at < $1
+                 ORDER BY created_at, id
+                 LIMIT $2
+                   FOR UPDATE SKIP LOCKED)`;

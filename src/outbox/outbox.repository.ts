@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { microsExpr, Page, PageRequest, SqlWhere, toPage } from '../common/pagination';
 import { OutboxEntry } from './destinations/destination';
-import { CLAIM_OUTBOX, RECORD_OUTCOMES } from './outbox.queries';
+import { CLAIM_OUTBOX, PRUNE_DELIVERED, RECORD_OUTCOMES } from './outbox.queries';
 import {
   ADMIN_OUTBOX_BACKLOG,
   ADMIN_OUTBOX_BY_STATUS,
@@ -73,6 +73,12 @@ export class OutboxRepository {
       now,
     ])) as [{ id: string }[], number];
     return new Set(rows.map((r) => String(r.id)));
+  }
+
+  /** Retention: deletes up to `limit` entries delivered before `before` in one autocommit statement. */
+  async pruneDelivered(before: Date, limit: number): Promise<number> {
+    const [, count] = (await this.dataSource.query(PRUNE_DELIVERED, [before, limit])) as [unknown, number];
+    return count;
   }
 
   // ---- Admin reads and repairs (separate from the relay's hot path) ----

@@ -54,6 +54,11 @@ export class OutboxService {
     return { id, before: status, after: outcome === 'delivered' ? 'delivered' : 'pending' };
   }
 
+  /** Retention (maintenance role): one bounded batch of delivered entries older than `before`. */
+  pruneDelivered(before: Date, limit: number): Promise<number> {
+    return this.repository.pruneDelivered(before, limit);
+  }
+
   /** Wakes relays after a committed re-queue (throttled, best effort). */
   wakeRelays(): void {
     this.notifications.notify(OUTBOX_CHANNEL);
