@@ -37,7 +37,11 @@ export async function runMigrations(dataSource: DataSource): Promise<void> {
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {
-    await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    // Polled rather than waited for: a session blocked in pg_advisory_lock holds a snapshot,
+    // and a CREATE INDEX CONCURRENTLY run by the lock's holder would wait for it forever.
+    while (!(await runner.query('SELECT pg_try_advisory_lock($1) AS ok', [MIGRATION_LOCK]))[0].ok) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
     await dataSource.runMigrations({ transaction: 'each' });
   } finally {
     await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
