@@ -10,6 +10,7 @@ import { InboxModule } from './inbox/inbox.module';
 import { IngestionModule } from './ingestion/ingestion.module';
 import { OrdersModule } from './orders/orders.module';
 import { OutboxModule } from './outbox/outbox.module';
+import { RetentionModule } from './retention/retention.module';
 import { ObservabilityModule } from './observability/observability.module';
 import { MonitoringModule } from './observability/monitoring.module';
 
@@ -29,6 +30,7 @@ export class AppModule {
         OrdersModule,
         OutboxModule,
         AdminModule,
+        RetentionModule,
         MonitoringModule,
       ],
     };

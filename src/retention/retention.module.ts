@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { InboxModule } from '../inbox/inbox.module';
+import { OutboxModule } from '../outbox/outbox.module';
+import { RetentionScheduler } from './retention.scheduler';
+import { RetentionService } from './retention.service';
+
+/** The retention job (`maintenance` role): it owns no table and works through the inbox and outbox services. */
+@Module({
+  imports: [InboxModule, OutboxModule],
+  providers: [RetentionService, RetentionScheduler],
+  exports: [RetentionService],
+})
+export class RetentionModule {}
