@@ -7,7 +7,7 @@ import { PermanentError } from '../common/errors';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { transactionWithAfterCommit } from '../database/after-commit';
 import { isDeadlock, isSerializationFailure } from '../database/database-errors';
-import { backoffDelayMs } from './backoff';
+import { backoffDelayMs } from '../common/backoff';
 import { HandlerRegistry } from './handler.registry';
 import { InboxRepository } from './inbox.repository';
 import { HandlerOutcome, InboxEvent, RegisteredHandler, WebhookBatchHandler } from './inbox.types';

@@ -1,30 +1,6 @@
-import { backoffDelayMs, parseRetryAfterMs, retryDelayMs } from './retry-policy';
+import { parseRetryAfterMs, retryDelayMs } from './retry-policy';
 
 const policy = { baseMs: 1000, maxMs: 60_000 };
-
-describe('backoffDelayMs', () => {
-  it('doubles the ceiling per attempt, starting at baseMs', () => {
-    const top = () => 0.999999;
-    expect(backoffDelayMs(1, policy, top)).toBe(999);
-    expect(backoffDelayMs(2, policy, top)).toBe(1999);
-    expect(backoffDelayMs(4, policy, top)).toBe(7999);
-  });
-
-  it('is capped at maxMs, even for huge attempt numbers', () => {
-    expect(backoffDelayMs(7, policy, () => 0.999999)).toBe(59_999);
-    expect(backoffDelayMs(5000, policy, () => 0.999999)).toBe(59_999);
-  });
-
-  it('draws uniformly from zero up to the ceiling (full jitter)', () => {
-    expect(backoffDelayMs(3, policy, () => 0)).toBe(0);
-    expect(backoffDelayMs(3, policy, () => 0.5)).toBe(2000);
-    for (let i = 0; i < 1000; i++) {
-      const d = backoffDelayMs(3, policy);
-      expect(d).toBeGreaterThanOrEqual(0);
-      expect(d).toBeLessThan(4000);
-    }
-  });
-});
 
 describe('parseRetryAfterMs', () => {
   const now = new Date('2026-01-01T00:00:00Z');

@@ -1,17 +1,5 @@
+import { backoffDelayMs } from '../common/backoff';
 import { RetryPolicy } from '../config/app-config';
-
-/**
- * Capped exponential backoff with full jitter: a delay drawn uniformly from
- * [0, min(maxMs, baseMs * 2^(attempt-1))]. Full jitter spreads the retries of
- * a whole backlog after an ERP outage instead of hitting it again in lockstep;
- * the cap bounds the gap so recovery is noticed within RETRY_MAX_MS.
- * `attempt` is the number of the failed attempt, starting at 1.
- */
-export function backoffDelayMs(attempt: number, policy: RetryPolicy, random: () => number = Math.random): number {
-  const exponent = Math.min(Math.max(attempt, 1) - 1, 52);
-  const ceiling = Math.min(policy.maxMs, policy.baseMs * 2 ** exponent);
-  return Math.floor(random() * ceiling);
-}
 
 /**
  * `Retry-After` in milliseconds from `now`: delta-seconds or an HTTP date.

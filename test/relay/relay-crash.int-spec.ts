@@ -1,28 +1,14 @@
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { OutboxRelay } from '../../src/outbox/outbox-relay';
 import { FakeDestination, startFakeEmail, startFakeErp } from '../support/fake-destinations';
+import { runTsChild } from '../support/child-process';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { startTestApp, TestApp } from '../support/test-app';
 import { insertEmailRow, insertErpRow, outboxRow } from './outbox-rows';
 
 const LEASE_MS = 60_000;
 
-/** Runs test/relay/relay-child.ts; resolves with how it ended. */
-function runRelayChild(args: string[]): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-r', 'ts-node/register', join(__dirname, 'relay-child.ts'), ...args], {
-      cwd: join(__dirname, '..', '..'),
-      env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
-    child.on('error', reject);
-    child.on('exit', (code, signal) => resolve({ code, signal, output }));
-  });
-}
+const runRelayChild = (args: string[]) => runTsChild(join(__dirname, 'relay-child.ts'), args);
 
 describe('scenario 22: a relay process killed after the 200, before recording', () => {
   let db: TestDatabase;

@@ -1,25 +1,12 @@
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { runTsChild } from '../support/child-process';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { startTestApp, TestApp } from '../support/test-app';
 import { createOrder, ENDPOINTS, inboxRow, orderRow, outboxRows, paymentIntentEvent, postStripe, worker } from './worker-fixtures';
 
 const LEASE_MS = 30_000;
 
-function runWorkerChild(args: string[]): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-r', 'ts-node/register', join(__dirname, 'worker-child.ts'), ...args], {
-      cwd: join(__dirname, '..', '..'),
-      env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
-    child.on('error', reject);
-    child.on('exit', (code, signal) => resolve({ code, signal, output }));
-  });
-}
+const runWorkerChild = (args: string[]) => runTsChild(join(__dirname, 'worker-child.ts'), args);
 
 describe('worker: a process killed between the order update and the commit [scenarios 14, 19]', () => {
   let db: TestDatabase;

@@ -2,8 +2,10 @@ import { RetryPolicy } from '../config/app-config';
 
 /**
  * Capped exponential backoff with full jitter: a delay drawn uniformly from
- * [0, min(maxMs, baseMs * 2^(attempt-1))]. Full jitter spreads a burst of
- * failures (say, the ERP down for everyone) instead of retrying in lockstep.
+ * [0, min(maxMs, baseMs * 2^(attempt-1))], for the worker and the relay alike.
+ * Full jitter spreads the retries of a whole backlog after an outage instead of
+ * hitting the database or the ERP again in lockstep; the cap bounds the gap, so
+ * recovery is noticed within RETRY_MAX_MS.
  * `attempt` is the number of the failed attempt, starting at 1.
  */
 export function backoffDelayMs(attempt: number, policy: RetryPolicy, random: () => number = Math.random): number {
