@@ -1,0 +1,240 @@
+import request from 'supertest';
+import { RetentionResult, RetentionService } from '../../src/retention/retention.service';
+import { RetentionScheduler } from '../../src/retention/retention.scheduler';
+import { FakeClock } from '../support/fake-clock';
+import { signStripe, stripeEvent } from '../support/signers';
+import { createTestDatabase, TestDatabase } from '../support/test-database';
+import { OPERATOR_TOKEN, startTestApp, TestApp } from '../support/test-app';
+
+const SECRET = 'whsec_retention_test_secret';
+const DAY_MS = 24 * 60 * 60 * 1000;
+const op = { Authorization: `Bearer ${OPERATOR_TOKEN}` };
+const endpoints = [
+  {
+    id: 'stripe-acme',
+    provider: 'stripe',
+    tenantId: 'acme',
+    secrets: [{ label: 'current', value: SECRET }],
+    eventTypes: ['payment_intent.succeeded'],
+  },
+];
+
+interface InboxRow {
+  id: string;
+  event_id: string;
+  status: string;
+  payload_sha256: string;
+  has_payload: boolean;
+  deliveries: number;
+}
+
+describe('retention job (issue 5 item 7)', () => {
+  let db: TestDatabase;
+  let t: TestApp;
+  let retention: RetentionService;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    t = await startTestApp({ databaseUrl: db.url, endpoints }); // RETENTION_PAYLOAD_DAYS 7, RETENTION_IDENTITY_DAYS 30
+    retention = t.app.get(RetentionService);
+  });
+  afterAll(async () => {
+    await t?.close();
+    await db?.drop();
+  });
+  beforeEach(async () => {
+    t.clock.offsetMs = 0;
+    await db.query('TRUNCATE webhook_inbox, outbox');
+  });
+
+  /** Posts a signed event (signed at the app's clock, as the provider would be "now"). */
+  async function post(event: Record<string, unknown>): Promise<request.Response> {
+    const signed = signStripe(event, SECRET, Math.floor(t.clock.now().getTime() / 1000));
+    return request(t.url).post('/webhooks/stripe-acme').set(signed.headers).send(signed.body);
+  }
+
+  /** Delivers one event and leaves its row in `status`; `ageOffsetDays` > 0 makes it younger. */
+  async function deliver(eventId: string, status: string, ageOffsetDays = 0): Promise<Record<string, unknown>> {
+    const event = stripeEvent({ id: eventId });
+    const res = await post(event);
+    expect(res.status).toBe(200);
+    await db.query(
+      `UPDATE webhook_inbox
+          SET status = $2, locked_by = CASE WHEN $2 = 'processing' THEN 'w1' END,
+              locked_until = CASE WHEN $2 = 'processing' THEN now() + interval '1 hour' END,
+              received_at = received_at + $3 * interval '1 day'
+        WHERE event_id = $1`,
+      [eventId, status, ageOffsetDays],
+    );
+    return event;
+  }
+
+  async function inbox(): Promise<Record<string, InboxRow>> {
+    const rows = await db.query<InboxRow>(
+      `SELECT id::text, event_id, status, payload_sha256, payload IS NOT NULL AS has_payload, deliveries FROM webhook_inbox`,
+    );
+    return Object.fromEntries(rows.map((r) => [r.event_id, r]));
+  }
+
+  async function insertOutbox(key: string, status: string, ageOffsetDays = 0): Promise<void> {
+    await db.query(
+      `INSERT INTO outbox (operation_key, destination, operation_type, tenant_id, payload, status, created_at, delivered_at)
+       VALUES ($1, 'erp', 'order.paid', 'acme', '{"orderId":"o1"}', $2, now() + $3 * interval '1 day',
+               CASE WHEN $2 = 'delivered' THEN now() + $3 * interval '1 day' END)`,
+      [key, status, ageOffsetDays],
+    );
+  }
+
+  /** `n` settled inbox rows (done) and `n` delivered outbox rows, received/created now. */
+  async function insertMany(n: number): Promise<void> {
+    await db.query(
+      `INSERT INTO webhook_inbox (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload,
+                                  payload_sha256, verified_with, status, completed_at)
+       SELECT 'acme:stripe:bulk', 'evt_bulk_' || g, 'acme', 'stripe', 'stripe-acme', 'payment_intent.succeeded',
+              jsonb_build_object('id', 'evt_bulk_' || g), encode(sha256(g::text::bytea), 'hex'), 'current', 'done', now()
+         FROM generate_series(1, $1) g`,
+      [n],
+    );
+    await db.query(
+      `INSERT INTO outbox (operation_key, destination, operation_type, tenant_id, payload, status, delivered_at)
+       SELECT 'erp:order-paid:acme:bulk' || g, 'erp', 'order.paid', 'acme', '{}', 'delivered', now()
+         FROM generate_series(1, $1) g`,
+      [n],
+    );
+  }
+
+  it('purges payloads of settled events past RETENTION_PAYLOAD_DAYS, keeping identity, digest and status', async () => {
+    await deliver('evt_done', 'done');
+    await deliver('evt_ignored', 'ignored');
+    await deliver('evt_quarantined', 'quarantined');
+    await deliver('evt_pending', 'pending');
+    await deliver('evt_processing', 'processing');
+    await deliver('evt_young', 'done', 2); // 6 days old after the clock moves 8 days
+    const before = await inbox();
+
+    t.clock.advance(8 * DAY_MS);
+    const result = await retention.runOnce();
+
+    expect(result).toMatchObject({ payloadsPurged: 2, identitiesDeleted: 0, outboxPruned: 0, capped: false });
+    const after = await inbox();
+    for (const id of ['evt_done', 'evt_ignored']) {
+      expect(after[id]).toEqual({ ...before[id], has_payload: false });
+    }
+    for (const id of ['evt_quarantined', 'evt_pending', 'evt_processing', 'evt_young']) {
+      expect(after[id]).toEqual(before[id]);
+      expect(after[id].has_payload).toBe(true);
+    }
+    // Nothing more is due: a second run (or a second instance) changes nothing.
+    expect(await retention.runOnce()).toMatchObject({ payloadsPurged: 0, identitiesDeleted: 0, outboxPruned: 0 });
+
+    const metrics = await request(t.url).get('/metrics');
+    expect(metrics.text).toMatch(/retention_rows_total\{action="inbox_payload_purged"\} 2\b/);
+    expect(metrics.text).toMatch(/retention_runs_total\{outcome="ok"\} 2\b/);
+  });
+
+  it('answers a resend of a purged event `duplicate` (its identity is kept) and refuses its replay with 409 payload_purged', async () => {
+    const event = await deliver('evt_resent', 'done');
+    t.clock.advance(8 * DAY_MS);
+    expect((await retention.runOnce()).payloadsPurged).toBe(1);
+
+    const res = await post(event);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'duplicate', eventId: 'evt_resent' });
+    const row = (await inbox()).evt_resent;
+    expect(row).toMatchObject({ status: 'done', has_payload: false, deliveries: 2 });
+
+    const replay = await request(t.url).post(`/admin/inbox/${row.id}/replay`).set(op).send({ reason: 'try after purge' });
+    expect(replay.status).toBe(409);
+    expect(replay.body.reason).toBe('payload_purged');
+    expect((await inbox()).evt_resent.status).toBe('done');
+  });
+
+  it('deletes settled identities past RETENTION_IDENTITY_DAYS, never open or quarantined ones; a resend after that is new', async () => {
+    const done = await deliver('evt_old_done', 'done');
+    await deliver('evt_old_ignored', 'ignored');
+    await deliver('evt_old_quarantined', 'quarantined');
+    await deliver('evt_old_pending', 'pending');
+    await deliver('evt_old_processing', 'processing');
+    await deliver('evt_29_days', 'done', 2);
+
+    t.clock.advance(31 * DAY_MS);
+    const result = await retention.runOnce();
+
+    expect(result).toMatchObject({ identitiesDeleted: 2, payloadsPurged: 1, outboxPruned: 0 });
+    const after = await inbox();
+    expect(Object.keys(after).sort()).toEqual(['evt_29_days', 'evt_old_pending', 'evt_old_processing', 'evt_old_quarantined']);
+    expect(after.evt_29_days).toMatchObject({ status: 'done', has_payload: false });
+    expect(after.evt_old_quarantined).toMatchObject({ status: 'quarantined', has_payload: true });
+    expect(after.evt_old_pending.has_payload).toBe(true);
+    expect(after.evt_old_processing).toMatchObject({ status: 'processing', has_payload: true });
+
+    // The identity is gone: a resend is accepted as a new event (hence the 30-day floor).
+    const res = await post(done);
+    expect(res.body).toMatchObject({ status: 'accepted', eventId: 'evt_old_done' });
+  });
+
+  it('prunes delivered outbox entries past RETENTION_IDENTITY_DAYS and keeps every other status', async () => {
+    await insertOutbox('erp:old-delivered', 'delivered');
+    await insertOutbox('erp:young-delivered', 'delivered', 2);
+    for (const status of ['pending', 'delivering', 'unresolved', 'dead']) await insertOutbox(`erp:old-${status}`, status);
+
+    t.clock.advance(8 * DAY_MS);
+    expect((await retention.runOnce()).outboxPruned).toBe(0);
+    t.clock.advance(23 * DAY_MS);
+    expect((await retention.runOnce()).outboxPruned).toBe(1);
+
+    const keys = await db.query<{ operation_key: string }>('SELECT operation_key FROM outbox ORDER BY operation_key');
+    expect(keys.map((k) => k.operation_key)).toEqual([
+      'erp:old-dead',
+      'erp:old-delivering',
+      'erp:old-pending',
+      'erp:old-unresolved',
+      'erp:young-delivered',
+    ]);
+  });
+
+  it('works in batches of 1,000 and stops at the per-run cap, the next run going on', async () => {
+    await insertMany(2500);
+    t.clock.advance(8 * DAY_MS);
+
+    retention.maxBatches = 2;
+    let result: RetentionResult;
+    try {
+      result = await retention.runOnce();
+    } finally {
+      retention.maxBatches = 100;
+    }
+    // identities: 1 empty batch; payloads: 2 full batches, capped; outbox: 1 empty batch.
+    expect(result).toEqual({ payloadsPurged: 2000, identitiesDeleted: 0, outboxPruned: 0, batches: 4, capped: true });
+    expect(await retention.runOnce()).toEqual({ payloadsPurged: 500, identitiesDeleted: 0, outboxPruned: 0, batches: 3, capped: false });
+
+    t.clock.advance(23 * DAY_MS);
+    // identities: 3 batches (1,000 + 1,000 + 500); payloads: 1 empty; outbox: 3.
+    expect(await retention.runOnce()).toEqual({ payloadsPurged: 0, identitiesDeleted: 2500, outboxPruned: 2500, batches: 7, capped: false });
+    expect(await db.query('SELECT count(*)::int AS n FROM webhook_inbox UNION ALL SELECT count(*)::int FROM outbox')).toEqual([{ n: 0 }, { n: 0 }]);
+  });
+
+  it('two runs at once share the work: each row is changed once, and nothing fails', async () => {
+    await insertMany(2500);
+    t.clock.advance(31 * DAY_MS);
+    const [a, b] = await Promise.all([retention.runOnce(), retention.runOnce()]);
+    expect(a.identitiesDeleted + b.identitiesDeleted).toBe(2500);
+    expect(a.outboxPruned + b.outboxPruned).toBe(2500);
+    expect(await db.query('SELECT count(*)::int AS n FROM webhook_inbox UNION ALL SELECT count(*)::int FROM outbox')).toEqual([{ n: 0 }, { n: 0 }]);
+  });
+
+  it('runs on an instance with the maintenance role, from its scheduler, and stops cleanly', async () => {
+    await deliver('evt_scheduled', 'done');
+    const clock = new FakeClock();
+    clock.advance(8 * DAY_MS);
+    const maintenance = await startTestApp({ databaseUrl: db.url, endpoints, env: { ROLES: 'maintenance' }, clock });
+    try {
+      maintenance.app.get(RetentionScheduler).tick();
+      const deadline = Date.now() + 10_000;
+      while ((await inbox()).evt_scheduled.has_payload && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect((await inbox()).evt_scheduled).toMatchObject({ status: 'done', has_payload: false });
+    } finally {
+      await maintenance.close();
+    }
+  });
+});
