@@ -29,7 +29,14 @@ interface Row {
   ratio?: number;
   notes?: string;
 }
-const rows: Row[] = [];
+/** Every sample of each stage, in first-seen order; the table shows the median round. */
+const samples = new Map<string, Row[]>();
+const rows = {
+  push(row: Row): void {
+    samples.set(row.stage, [...(samples.get(row.stage) ?? []), row]);
+  },
+};
+const rounds = Number(process.argv.find((a) => a.startsWith('--rounds='))?.slice('--rounds='.length) ?? (quick ? 1 : 3));
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 /** ~1 KB JSON payload, like a Stripe payment_intent event. */
@@ -354,12 +361,25 @@ async function seedPending(c: import('pg').Client, n: number): Promise<void> {
   );
 }
 
-function print(): void {
-  const header = ['stage', 'result', 'x baseline', 'notes'];
-  const table = rows.map((r) => [r.stage, `${r.value} ${r.unit}`, r.ratio === undefined ? '' : r.ratio.toFixed(2), r.notes ?? '']);
-  const widths = header.map((h, i) => Math.max(h.length, ...table.map((t) => t[i].length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
-  process.stdout.write(`${line(header)}\n${line(widths.map((w) => '-'.repeat(w)))}\n${table.map(line).join('\n')}\n`);
+/** Per stage: the sample with the median ratio to its own round's baseline (or the median value), and the spread. */
+function summary(): (Row & { spread: string })[] {
+  return [...samples.values()].map((list) => {
+    // The baseline (ratio 1) by its value, every other stage by its ratio to its own round's baseline.
+    const key = (r: Row) => (r.ratio === undefined || r.ratio === 1 ? r.value : r.ratio);
+    const sorted = [...list].sort((a, b) => key(a) - key(b));
+    const mid = sorted[Math.floor((sorted.length - 1) / 2)];
+    const values = list.map((r) => r.value);
+    const spread = list.length > 1 ? `${Math.min(...values)}..${Math.max(...values)}` : '';
+    return { ...mid, spread };
+  });
+}
+
+function print(table: (Row & { spread: string })[]): void {
+  const header = ['stage', 'result', 'x baseline', `range over ${rounds} round(s)`, 'notes'];
+  const cells = table.map((r) => [r.stage, `${r.value} ${r.unit}`, r.ratio === undefined ? '' : r.ratio.toFixed(2), r.spread, r.notes ?? '']);
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((t) => t[i].length)));
+  const line = (row: string[]) => `| ${row.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+  process.stdout.write(`${line(header)}\n${line(widths.map((w) => '-'.repeat(w)))}\n${cells.map(line).join('\n')}\n`);
 }
 
 async function main(): Promise<void> {
@@ -367,25 +387,28 @@ async function main(): Promise<void> {
   const server = await startServer();
   log(`bench on ${server.embedded ? 'an embedded PostgreSQL' : 'DATABASE_URL'}${quick ? ' (quick)' : ''}`);
   try {
-    log('baseline (pgbench)...');
-    const base = await baseline(server);
-    if (wanted('ingestion')) {
-      log('ingestion, one insert per commit...');
-      await ingestion(server, 'group commit off (INGEST_BATCH_MAX=1)', { INGEST_BATCH_MAX: '1' }, base);
-      log('ingestion, group commit...');
-      await ingestion(server, 'group commit on (defaults)', {}, base);
-    }
-    if (wanted('worker')) {
-      log('worker drain...');
-      await workerDrain(server, 1, base);
-      await workerDrain(server, 2, base);
-      log('graphile-worker...');
-      await graphile(server, false, base);
-      await graphile(server, true, base);
-    }
-    if (wanted('relay')) {
-      log('relay...');
-      await relay(server, base);
+    // Throughput stages run in interleaved rounds, each against the baseline of its own round.
+    for (let round = 1; round <= rounds; round++) {
+      log(`round ${round}/${rounds}: baseline (pgbench)...`);
+      const base = await baseline(server);
+      if (wanted('ingestion')) {
+        log('ingestion, one insert per commit...');
+        await ingestion(server, 'group commit off (INGEST_BATCH_MAX=1)', { INGEST_BATCH_MAX: '1' }, base);
+        log('ingestion, group commit...');
+        await ingestion(server, 'group commit on (defaults)', {}, base);
+      }
+      if (wanted('worker')) {
+        log('worker drain...');
+        await workerDrain(server, 1, base);
+        await workerDrain(server, 2, base);
+        log('graphile-worker...');
+        await graphile(server, false, base);
+        await graphile(server, true, base);
+      }
+      if (wanted('relay')) {
+        log('relay...');
+        await relay(server, base);
+      }
     }
     if (wanted('hygiene')) {
       log('claim with a large history...');
@@ -398,9 +421,10 @@ async function main(): Promise<void> {
   } finally {
     await server.stop();
   }
-  print();
+  const table = summary();
+  print(table);
   const file = join(__dirname, 'results', `${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), quick, node: process.version, rows }, null, 2));
+  writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), quick, rounds, node: process.version, table, samples: Object.fromEntries(samples) }, null, 2));
   log(`saved ${file}`);
 }
 
