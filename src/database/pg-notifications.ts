@@ -6,7 +6,7 @@ import type { PostgresConnectionOptions } from 'typeorm/driver/postgres/Postgres
 type Listener = () => void;
 
 /**
- * LISTEN/NOTIFY wake-ups between instances. Listening uses one dedicated
+ * LISTEN/NOTIFY wake-ups between instances (and at once inside one). Listening uses one dedicated
  * connection per instance (reconnected after failures); notifying is throttled
  * per channel, so a burst of inserts costs one NOTIFY, not one per row.
  * A missed notification only delays work until the next scheduled poll.
@@ -34,9 +34,14 @@ export class PgNotifications implements OnApplicationShutdown {
     if (isNew && this.client) await this.client.query(`LISTEN ${quoteIdent(channel)}`).catch(() => undefined);
   }
 
-  /** Wakes every listener of `channel` at most once per `throttleMs` (the last call in a burst is never lost). */
+  /**
+   * Wakes this instance's listeners of `channel` at once, and every other
+   * instance's through NOTIFY at most once per `throttleMs` (the last call in
+   * a burst is never lost).
+   */
   notify(channel: string, throttleMs = 20): void {
     if (this.closed) return;
+    for (const listener of this.listeners.get(channel) ?? []) setImmediate(listener);
     const now = Date.now();
     const since = now - (this.lastNotify.get(channel) ?? 0);
     if (since >= throttleMs) {
