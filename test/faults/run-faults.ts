@@ -10,7 +10,7 @@
  * summary and exits non-zero on any failure.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { signRequest } from '../../src/cli/sign-request';
 import { startFakeEmail, startFakeErp } from '../support/fake-destinations';
@@ -107,7 +107,9 @@ async function main(): Promise<void> {
     RELAY_LEASE_MS: '3000',
     RELAY_MAX_ATTEMPTS: '1000',
   };
-  const fleet = createFleet(2, env, runDir);
+  // A snapshot of the build: restarts keep running this code even if dist/ is rebuilt meanwhile.
+  cpSync(join(__dirname, '..', '..', 'dist'), join(runDir, 'dist'), { recursive: true });
+  const fleet = createFleet(2, env, runDir, join(runDir, 'dist', 'src', 'main.js'));
   await Promise.all(fleet.map((s) => s.start()));
   log(`services up: ${fleet.map((s) => `${s.name} pid ${s.pid} ${s.url}`).join(', ')}`);
 

@@ -4,8 +4,6 @@ import { join } from 'node:path';
 import { freePort } from '../../../src/database/embedded-postgres';
 import { send, sleep } from './http';
 
-const MAIN = join(__dirname, '..', '..', '..', 'dist', 'src', 'main.js');
-
 /** One compiled service process (`node dist/src/main.js`, all roles) on a port it keeps across restarts. */
 export class ServiceInstance {
   url = '';
@@ -25,6 +23,8 @@ export class ServiceInstance {
     readonly name: string,
     private readonly env: Record<string, string>,
     readonly logFile: string,
+    /** The compiled entry point (a snapshot of dist/, so a rebuild during the run changes nothing). */
+    private readonly main: string,
   ) {}
 
   get pid(): number | undefined {
@@ -52,7 +52,7 @@ export class ServiceInstance {
   private async tryStart(deadline: number): Promise<boolean> {
     this.expectExit = false;
     this.serving = false;
-    const child = spawn(process.execPath, [MAIN], {
+    const child = spawn(process.execPath, [this.main], {
       env: { PATH: process.env.PATH, ...this.env, PORT: String(this.port) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -108,6 +108,6 @@ export class ServiceInstance {
   }
 }
 
-export function createFleet(count: number, env: Record<string, string>, logDir: string): ServiceInstance[] {
-  return Array.from({ length: count }, (_, i) => new ServiceInstance(`svc${i + 1}`, env, join(logDir, `svc${i + 1}.log`)));
+export function createFleet(count: number, env: Record<string, string>, logDir: string, main: string): ServiceInstance[] {
+  return Array.from({ length: count }, (_, i) => new ServiceInstance(`svc${i + 1}`, env, join(logDir, `svc${i + 1}.log`), main));
 }
