@@ -16,7 +16,7 @@ function signText(text: string): string {
   return `t=${t},v1=${createHmac('sha256', SECRET).update(`${t}.${text}`, 'utf8').digest('hex')}`;
 }
 
-describe('Stripe: the signature must cover the exact bytes received', () => {
+describe('Stripe: hostile bytes and headers found by the fault suite', () => {
   let db: TestDatabase;
   let t: TestApp;
   beforeAll(async () => {
@@ -55,6 +55,16 @@ describe('Stripe: the signature must cover the exact bytes received', () => {
   it('a byte-order mark the signature did not cover: 401, no row', async () => {
     const json = JSON.stringify(stripeEvent({ id: 'evt_bytes_2' }));
     const res = await post(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(json)]), signText(json));
+    expect({ status: res.status, reason: res.body.reason }).toEqual({ status: 401, reason: 'invalid_signature' });
+    expect(await rows()).toBe(0);
+  });
+
+  // Found by the fault suite: "v1,<hex>" (one byte of a valid header changed) makes the SDK
+  // throw a plain Error, which was answered as a verified body that is not JSON.
+  it('a signature header the SDK cannot parse is 401, not 400 malformed_json', async () => {
+    const signed = signStripe(stripeEvent({ id: 'evt_bytes_4' }), SECRET);
+    const header = signed.headers['stripe-signature'].replace('v1=', 'v1,');
+    const res = await post(Buffer.from(signed.body), header);
     expect({ status: res.status, reason: res.body.reason }).toEqual({ status: 401, reason: 'invalid_signature' });
     expect(await rows()).toBe(0);
   });

@@ -68,7 +68,10 @@ export class StripeProvider implements WebhookProvider {
           stale ||= /tolerance/i.test(error.message);
           continue;
         }
-        throw new BadRequestError('malformed_json', 'body is not valid JSON');
+        // Only JSON.parse runs after a successful verification; anything else (the SDK throws a
+        // plain Error for a header like "v1,<hex>") means the signature was not verified.
+        if (error instanceof SyntaxError) throw new BadRequestError('malformed_json', 'body is not valid JSON');
+        continue;
       }
       return this.identify(event as unknown, secret.label);
     }
