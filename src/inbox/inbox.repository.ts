@@ -97,6 +97,8 @@ export class InboxRepository {
   /** One short autocommit statement: claims due and lease-expired rows for `workerId`. */
   async claim(workerId: string, now: Date, limit: number, leaseMs: number): Promise<InboxEvent[]> {
     const [rows]: [EventRow[], number] = await this.dataSource.query(CLAIM, [now, workerId, limit, leaseMs]);
+    // UPDATE ... RETURNING has no order: put the events back in arrival order, which a batch applies them in.
+    rows.sort((a, b) => Number(BigInt(a.id) - BigInt(b.id)));
     return rows.map((r) => ({
       id: String(r.id),
       sourceScope: r.source_scope,

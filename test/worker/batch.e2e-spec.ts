@@ -51,7 +51,8 @@ describe('worker batches: many events per transaction, one savepoint each', () =
     }
     expect(await worker(t).runOnce()).toBe(10);
 
-    const rows = await Promise.all(ids.map((id) => inboxRow(db, id)));
+    const rows = [];
+    for (const id of ids) rows.push(await inboxRow(db, id));
     expect(rows.map((r) => r.status)).toEqual(modes.map((m) => (m === 'ok' ? 'done' : m === 'permanent' ? 'quarantined' : 'pending')));
     expect(rows[1]).toMatchObject({ attempts: 1, last_error: 'TransientError: try again later', locked_by: null });
     expect(rows[3].last_error).toMatch(/division by zero/);
@@ -81,8 +82,9 @@ describe('worker batches: many events per transaction, one savepoint each', () =
     for (const event of events) await postStripe(t, event);
     expect(await worker(t).runOnce()).toBe(10);
 
-    const status = async (id: string) => (await inboxRow(db, id)).status;
-    expect(await Promise.all(events.map((e) => status(e.id as string)))).toEqual([
+    const statuses = [];
+    for (const e of events) statuses.push((await inboxRow(db, e.id as string)).status);
+    expect(statuses).toEqual([
       'done', 'done', 'done', 'done', 'pending', 'done', 'done', 'done', 'quarantined', 'pending',
     ]);
     expect(await orderRow(db, 'b1')).toMatchObject({ status: 'refunded', provider_payment_id: 'pi_b1', last_payment_error: 'card_declined:insufficient_funds' });
