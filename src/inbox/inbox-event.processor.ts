@@ -72,7 +72,7 @@ export class InboxEventProcessor {
     try {
       const { status, reason } = await transactionWithAfterCommit(this.dataSource, async (tx) => {
         const settled = await this.apply(event, tx);
-        if (!(await this.repository.finish(tx, event.id, this.workerId, settled.status, settled.reason, this.clock.now()))) {
+        if (!(await this.repository.finish(tx, event.id, event.lease, settled.status, settled.reason, this.clock.now()))) {
           throw new LeaseLostError();
         }
         return settled;
@@ -102,27 +102,37 @@ export class InboxEventProcessor {
           for (const event of group.events) await this.applyAlone(event, tx, r);
         }
         const outcomes = [...r.settled].map(([event, { status, reason }]) => ({ id: event.id, status, reason }));
-        if (outcomes.length > 0 && !(await this.repository.finishMany(tx, outcomes, this.workerId, this.clock.now()))) {
+        if (outcomes.length > 0 && !(await this.repository.finishMany(tx, outcomes, events[0].lease, this.clock.now()))) {
           throw new LeaseLostError();
         }
         return r;
       });
-    } catch {
-      return Promise.all(events.map((event) => this.process(event)));
+    } catch (error) {
+      // One at a time: a burst of single transactions would drain the pool that ingestion needs.
+      this.logger.warn({ events: events.length, err: shortError(error) }, 'batch failed as a whole; processing its events one by one');
+      return this.oneByOne(events);
     }
-    return Promise.all(
-      events.map(async (event) => {
-        const settled = round.settled.get(event);
-        if (settled) {
-          this.logSettled(event, settled.status, settled.reason);
-          return settled.status;
-        }
-        const error = round.failures.get(event);
+    const outcomes: AttemptOutcome[] = [];
+    for (const event of events) {
+      const settled = round.settled.get(event);
+      const error = round.failures.get(event);
+      if (settled) {
+        this.logSettled(event, settled.status, settled.reason);
+        outcomes.push(settled.status);
+      } else if (isDeadlock(error) || isSerializationFailure(error)) {
         // Another batch held a lock this one needed: now that ours are released, try again alone, at once.
-        if (isDeadlock(error) || isSerializationFailure(error)) return this.process(event);
-        return this.failed(event, error);
-      }),
-    );
+        outcomes.push(await this.process(event));
+      } else {
+        outcomes.push(await this.failed(event, error));
+      }
+    }
+    return outcomes;
+  }
+
+  private async oneByOne(events: InboxEvent[]): Promise<AttemptOutcome[]> {
+    const outcomes: AttemptOutcome[] = [];
+    for (const event of events) outcomes.push(await this.process(event));
+    return outcomes;
   }
 
   /** Claim order kept; the events of one batch handler gathered into one group, every other event alone. */
@@ -221,7 +231,7 @@ export class InboxEventProcessor {
       return 'lost_lease';
     }
     if (error instanceof PermanentError) {
-      const ok = await this.repository.finish(this.dataSource.manager, event.id, this.workerId, 'quarantined', error.reason, now);
+      const ok = await this.repository.finish(this.dataSource.manager, event.id, event.lease, 'quarantined', error.reason, now);
       this.logger.warn({ ...log, reason: error.reason }, 'event quarantined');
       return ok ? 'quarantined' : 'lost_lease';
     }
@@ -230,7 +240,7 @@ export class InboxEventProcessor {
     const next = new Date(now.getTime() + backoffDelayMs(attempt, this.config.retry));
     const result = await this.repository.recordFailure(
       event.id,
-      this.workerId,
+      event.lease,
       message,
       next,
       this.config.worker.maxAttempts,

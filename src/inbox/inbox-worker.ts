@@ -35,13 +35,20 @@ export class InboxWorker {
     this.concurrency = Math.max(1, Math.min(8, config.databasePoolSize - 2));
   }
 
+  private claims = 0;
+
   get workerId(): string {
     return this.processor.workerId;
   }
 
+  /** A token per claim, not per instance: two lanes of one instance must not pass each other's fence. */
+  private nextLease(): string {
+    return `${this.workerId}:${++this.claims}`;
+  }
+
   /** Claims one batch and processes it; resolves with the number of events claimed. */
   async runOnce(): Promise<number> {
-    const events = await this.repository.claim(this.workerId, this.clock.now(), CLAIM_BATCH, this.config.worker.leaseMs);
+    const events = await this.repository.claim(this.nextLease(), this.clock.now(), CLAIM_BATCH, this.config.worker.leaseMs);
     // Spread the claim over the lanes so a small claim still runs in parallel.
     const size = Math.max(1, Math.min(TRANSACTION_BATCH, Math.ceil(events.length / this.concurrency)));
     const batches: InboxEvent[][] = [];
@@ -63,7 +70,7 @@ export class InboxWorker {
     let total = 0;
     const lane = async (): Promise<void> => {
       while (!stopped()) {
-        const events = await this.repository.claim(this.workerId, this.clock.now(), TRANSACTION_BATCH, this.config.worker.leaseMs);
+        const events = await this.repository.claim(this.nextLease(), this.clock.now(), TRANSACTION_BATCH, this.config.worker.leaseMs);
         if (events.length === 0) return;
         total += events.length;
         await this.processBatch(events);

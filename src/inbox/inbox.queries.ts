@@ -59,15 +59,11 @@ export const CLAIM = `
          locked_until = $1::timestamptz + $4 * interval '1 millisecond',
          attempts = i.attempts + (i.status = 'processing')::int,
          last_error = CASE WHEN i.status = 'processing' THEN 'lease_expired' ELSE i.last_error END
-   WHERE i.id IN (SELECT id FROM due UNION ALL SELECT id FROM expired)
+   WHERE i.id IN (SELECT id FROM (SELECT id FROM due UNION ALL SELECT id FROM expired) AS picked LIMIT $3)
   RETURNING ${EVENT_COLUMNS}`;
 
 /**
- * Fenced completion: changes the row only while worker $2 still holds the lease.
- * Zero rows means the lease was lost and the caller must roll back.
- */
-/**
- * Fenced completion of many events at once: only rows still leased to worker $5
+ * Fenced completion of many events at once: only rows still held by claim $5
  * change. Fewer rows than ids means a lease was lost.
  */
 export const FINISH_MANY = `
@@ -76,6 +72,10 @@ export const FINISH_MANY = `
     FROM unnest($1::bigint[], $2::text[], $3::text[]) AS v(id, status, reason)
    WHERE i.id = v.id AND i.locked_by = $5 AND i.status = 'processing'`;
 
+/**
+ * Fenced completion: changes the row only while claim $2 still holds the lease.
+ * Zero rows means the lease was lost and the caller must roll back.
+ */
 export const FINISH = `
   UPDATE webhook_inbox
      SET status = $3, status_reason = $4, completed_at = $5, locked_by = NULL, locked_until = NULL

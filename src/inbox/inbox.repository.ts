@@ -94,9 +94,9 @@ export class InboxRepository {
     });
   }
 
-  /** One short autocommit statement: claims due and lease-expired rows for `workerId`. */
-  async claim(workerId: string, now: Date, limit: number, leaseMs: number): Promise<InboxEvent[]> {
-    const [rows]: [EventRow[], number] = await this.dataSource.query(CLAIM, [now, workerId, limit, leaseMs]);
+  /** One short autocommit statement: claims due and lease-expired rows under the claim token `lease`. */
+  async claim(lease: string, now: Date, limit: number, leaseMs: number): Promise<InboxEvent[]> {
+    const [rows]: [EventRow[], number] = await this.dataSource.query(CLAIM, [now, lease, limit, leaseMs]);
     // UPDATE ... RETURNING has no order: put the events back in arrival order, which a batch applies them in.
     rows.sort((a, b) => Number(BigInt(a.id) - BigInt(b.id)));
     return rows.map((r) => ({
@@ -110,6 +110,7 @@ export class InboxRepository {
       payload: r.payload,
       attempts: r.attempts,
       receivedAt: r.received_at,
+      lease,
     }));
   }
 
@@ -117,21 +118,20 @@ export class InboxRepository {
   async finish(
     tx: EntityManager,
     id: string,
-    workerId: string,
+    lease: string,
     status: 'done' | 'ignored' | 'quarantined',
     reason: string | null,
     now: Date,
   ): Promise<boolean> {
-    const [, count]: [unknown, number] = await tx.query(FINISH, [id, workerId, status, reason, now]);
+    const [, count]: [unknown, number] = await tx.query(FINISH, [id, lease, status, reason, now]);
     return count === 1;
   }
 
-  /** Fenced retry bookkeeping; undefined when the lease was lost. */
   /** Fenced completion of a batch in `tx`; false if any lease was lost (the caller rolls back). */
   async finishMany(
     tx: EntityManager,
     outcomes: { id: string; status: 'done' | 'ignored' | 'quarantined'; reason: string | null }[],
-    workerId: string,
+    lease: string,
     now: Date,
   ): Promise<boolean> {
     const [, count]: [unknown, number] = await tx.query(FINISH_MANY, [
@@ -139,14 +139,15 @@ export class InboxRepository {
       outcomes.map((o) => o.status),
       outcomes.map((o) => o.reason),
       now,
-      workerId,
+      lease,
     ]);
     return count === outcomes.length;
   }
 
+  /** Fenced retry bookkeeping; undefined when the lease was lost. */
   async recordFailure(
     id: string,
-    workerId: string,
+    lease: string,
     error: string,
     nextAttemptAt: Date,
     maxAttempts: number,
@@ -154,7 +155,7 @@ export class InboxRepository {
   ): Promise<{ status: InboxStatus; attempts: number } | undefined> {
     const [rows]: [{ status: InboxStatus; attempts: number }[], number] = await this.dataSource.query(RECORD_FAILURE, [
       id,
-      workerId,
+      lease,
       error,
       nextAttemptAt,
       maxAttempts,

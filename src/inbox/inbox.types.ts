@@ -40,6 +40,8 @@ export interface InboxEvent {
   /** Failed attempts before this one. */
   attempts: number;
   receivedAt: Date;
+  /** The claim that holds the event (`locked_by`): completion is fenced by it, so a lane that lost the lease changes nothing. */
+  lease: string;
 }
 
 /**

@@ -56,7 +56,7 @@ describe('worker: leases [scenarios 19, 19a]', () => {
       // past its lease; B takes the event over (and then waits for A's order lock).
       b.clock.advance(LEASE_MS + 1_000);
       bRun = worker(b).runOnce();
-      await waitFor('B to claim', async () => (await inboxRow(db, event.id as string)).locked_by === worker(b).workerId);
+      await waitFor('B to claim', async () => (await inboxRow(db, event.id as string)).locked_by?.startsWith(`${worker(b).workerId}:`));
     };
     await worker(a).runOnce();
     a.app.get(WorkerFaults).beforeComplete = async () => undefined;
@@ -74,6 +74,34 @@ describe('worker: leases [scenarios 19, 19a]', () => {
     expect(rows.map((r) => r.operation_key)).toEqual(['email:receipt:acme:o19a', 'erp:order-paid:acme:o19a']);
     // Nest's Logger is process-wide: the line lands in whichever app was created last.
     expect(a.logs.text() + b.logs.text()).toContain('lease lost before completion');
+  });
+
+  it('19a within one instance: a second lane of the same worker takes over, and the first lane is fenced out', async () => {
+    await createOrder(a, 'o19lane');
+    const event = paymentIntentEvent('payment_intent.succeeded', { orderId: 'o19lane' });
+    await postStripe(a, event);
+    let firstLease: string | undefined;
+    let laneB: Promise<number> | undefined;
+    a.app.get(WorkerFaults).beforeComplete = async () => {
+      a.app.get(WorkerFaults).beforeComplete = async () => undefined;
+      firstLease = (await inboxRow(db, event.id as string)).locked_by;
+      // The same instance's next claim (another lane) sees the lease expired.
+      a.clock.advance(LEASE_MS + 1_000);
+      laneB = worker(a).runOnce();
+      await waitFor('the second lane to claim', async () => {
+        const lease = (await inboxRow(db, event.id as string)).locked_by;
+        return lease !== null && lease !== firstLease;
+      });
+    };
+    await worker(a).runOnce();
+    expect(await laneB).toBe(1);
+    expect(firstLease?.startsWith(`${worker(a).workerId}:`)).toBe(true);
+    expect(await inboxRow(db, event.id as string)).toMatchObject({ status: 'done', attempts: 1, last_error: 'lease_expired' });
+    expect((await orderRow(db, 'o19lane')).status).toBe('paid');
+    expect(await outboxRows(db, 'o19lane')).toHaveLength(2);
+    // The first lane's completion matched nothing and its transaction rolled back.
+    const fenced = [...a.logs.lines, ...b.logs.lines].filter((l) => l.includes('lease lost before completion'));
+    expect(fenced.some((l) => l.includes(event.id as string))).toBe(true);
   });
 
   it('an event whose workers keep dying is quarantined when its reclaimed lease reaches the attempt limit', async () => {
