@@ -39,7 +39,8 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   // A function, not a RegExp mount: Express 5 never runs a middleware mounted on that regex.
   const parseJson = json({ limit: '256kb' });
   app.use((req: Request, res: Response, next: NextFunction) =>
-    req.path.startsWith('/webhooks/')
+    // Express matches routes case-insensitively: so must this test, or a parsed body would leave the route nothing to read.
+    req.path.toLowerCase().startsWith('/webhooks/')
       ? next()
       : parseJson(req, res, (error?: unknown) => (error ? rejectBody(res, error) : next())),
   );

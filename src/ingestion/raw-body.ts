@@ -7,6 +7,8 @@ import { BadRequestError, PayloadTooLargeError } from '../common/errors';
  * byte is read, a chunked body is cut off mid-stream.
  */
 export async function readRawBody(req: Request, limit: number): Promise<Buffer> {
+  // Someone consumed the stream already: fail loudly instead of waiting for an 'end' that has passed.
+  if (req.readableEnded) throw new BadRequestError('body_already_read', 'the request body was consumed before the route');
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) throw new PayloadTooLargeError();
   const encoding = req.headers['content-encoding'];

@@ -3,9 +3,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { PgNotifications } from '../database/pg-notifications';
 import { OutboxRelay, RELAY_BATCH_SIZE } from './outbox-relay';
-
-/** Notified by the outbox writer after a transaction that wrote entries commits. */
-const OUTBOX_CHANNEL = 'outbox';
+import { OUTBOX_CHANNEL } from './outbox-writer';
 
 /**
  * Runs the relay every RELAY_POLL_MS and on an `outbox` notification, only on

@@ -1,4 +1,4 @@
-import { parseRetryAfterMs, retryDelayMs } from './retry-policy';
+import { MAX_RETRY_AFTER_MS, parseRetryAfterMs, retryDelayMs } from './retry-policy';
 
 const policy = { baseMs: 1000, maxMs: 60_000 };
 
@@ -27,6 +27,11 @@ describe('retryDelayMs', () => {
   it('honours Retry-After over the backoff', () => {
     expect(retryDelayMs(1, policy, 120_000, () => 0.5)).toBe(120_000);
     expect(retryDelayMs(9, policy, 1_000, () => 0.5)).toBe(1_000);
+  });
+
+  it('caps Retry-After at a day and ignores one that is not a number', () => {
+    expect(retryDelayMs(1, policy, 99_999_999_999_000, () => 0.5)).toBe(MAX_RETRY_AFTER_MS);
+    expect(retryDelayMs(2, policy, Infinity, () => 0.5)).toBe(1000);
   });
 
   it('falls back to the backoff', () => {

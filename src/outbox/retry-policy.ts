@@ -17,8 +17,12 @@ export function parseRetryAfterMs(value: string | string[] | undefined, now: Dat
 
 /**
  * When to try again. A destination that names a delay (429/503 Retry-After)
- * knows its own load better than our failure count: wait exactly that long.
+ * knows its own load better than our failure count: wait that long, up to a day.
  */
+export const MAX_RETRY_AFTER_MS = 24 * 3600_000;
+
 export function retryDelayMs(attempt: number, policy: RetryPolicy, retryAfterMs?: number, random?: () => number): number {
-  return retryAfterMs ?? backoffDelayMs(attempt, policy, random);
+  // Bounded: a huge Retry-After must not park an entry for years (or overflow a Date).
+  if (retryAfterMs !== undefined && Number.isFinite(retryAfterMs)) return Math.min(retryAfterMs, MAX_RETRY_AFTER_MS);
+  return backoffDelayMs(attempt, policy, random);
 }
