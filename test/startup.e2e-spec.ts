@@ -35,4 +35,15 @@ describe('start-up', () => {
       /endpoint "x": unknown provider "paypal"/,
     );
   });
+
+  it('refuses an expect key the provider does not report, or of the wrong type', async () => {
+    for (const [expectation, message] of [
+      [{ acount: 'acct_1' }, /expect\.acount is not known to stripe \(known: account, livemode\)/],
+      [{ livemode: 'true' }, /expect\.livemode must be a boolean/],
+    ] as const) {
+      const file = join(mkdtempSync(join(tmpdir(), 'wi-start-')), 'endpoints.json');
+      writeFileSync(file, JSON.stringify({ endpoints: [{ id: 's', provider: 'stripe', tenantId: 't', secrets: [{ label: 'a', value: 'b' }], expect: expectation }] }));
+      await expect(startTestApp({ databaseUrl: db.url, env: { WEBHOOK_ENDPOINTS_FILE: file } })).rejects.toThrow(message);
+    }
+  });
 });

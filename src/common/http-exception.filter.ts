@@ -2,7 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@n
 import { randomUUID } from 'node:crypto';
 import type { Response } from 'express';
 import { AppError } from './errors';
-import { isDatabaseUnavailable } from '../database/database-errors';
+import { isDatabaseUnavailable, isInvalidData } from '../database/database-errors';
 
 const REASON_BY_STATUS: Record<number, string> = {
   400: 'bad_request',
@@ -35,6 +35,11 @@ export class HttpExceptionFilter implements ExceptionFilter {
         res.status(status).json({ status: 'error', reason, message: reason });
         return;
       }
+    }
+    if (isInvalidData(error)) {
+      // Input PostgreSQL refuses (a NUL byte, a value out of range) that validation let through: still the caller's 400.
+      res.status(400).json({ status: 'error', reason: 'invalid_input', message: 'a value in the request cannot be stored or compared' });
+      return;
     }
     const errorId = randomUUID();
     if (isDatabaseUnavailable(error)) {

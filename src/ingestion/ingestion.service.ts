@@ -110,7 +110,8 @@ export class IngestionService {
   /** A verified event this endpoint acknowledges but does not act on. */
   private ignoredReason(endpoint: EndpointConfig, event: VerifiedEvent): string | undefined {
     for (const [key, expected] of Object.entries(endpoint.expect ?? {})) {
-      if (event.source[key] !== expected) return 'unexpected_source';
+      // String comparison: a hook id may be written 123 in the file and arrive as "123" in a header.
+      if (String(event.source[key]) !== String(expected)) return 'unexpected_source';
     }
     if (endpoint.eventTypes && !endpoint.eventTypes.has(event.eventType)) return 'event_type_not_accepted';
     return undefined;

@@ -189,6 +189,14 @@ describe('admin inbox API (scenarios 25-27)', () => {
     }
   });
 
+  it('answers input PostgreSQL refuses (a NUL byte, an out-of-range cursor) with 400, never 500', async () => {
+    const nul = await request(t.url).get('/admin/inbox').query({ tenant: 'a\u0000b' }).set(op);
+    expect(nul.status).toBe(400);
+    const cursor = Buffer.from(JSON.stringify(['9999999999999999999', '1'])).toString('base64url');
+    const far = await request(t.url).get('/admin/inbox').query({ cursor }).set(op);
+    expect(far.status).toBe(400);
+  });
+
   it('writes no audit row when the change fails (same transaction)', async () => {
     const before = (await db.query('SELECT count(*)::int AS n FROM admin_audit'))[0].n;
     const missing = await request(t.url).post('/admin/inbox/987654/replay').set(op).send({ reason: 'nothing there' });

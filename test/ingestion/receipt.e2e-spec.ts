@@ -336,6 +336,12 @@ describe('Receipt: POST /webhooks/:endpointId (scenarios 1-5, 7-9, 11, 12, 12a)'
     });
   });
 
+  it('answers a differently cased path like the route it matches, instead of hanging', async () => {
+    const signed = signStripe(stripeEvent({ id: 'evt_case' }), STRIPE_SECRET);
+    const res = await request(t.url).post('/Webhooks/stripe-acme').set(signed.headers).send(signed.body).timeout(5000);
+    expect(res.body).toEqual({ status: 'accepted', eventId: 'evt_case' });
+  });
+
   it('never logs secrets, signatures or bodies', async () => {
     const signed = signStripe(stripeEvent({ id: 'evt_log', data: { object: { secret_marker: 'BODY-MARKER-123' } } }), STRIPE_SECRET);
     await post('stripe-acme', signed);

@@ -20,6 +20,8 @@ import {
  */
 @WebhookProviderFor('github')
 export class GithubProvider implements WebhookProvider {
+  readonly expects = { hookId: 'string' } as const;
+
   verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent {
     const signature = header(request.headers, 'x-hub-signature-256');
     if (!signature) throw new UnauthorizedError('missing_signature', 'X-Hub-Signature-256 header is missing');

@@ -23,10 +23,20 @@ export class ProviderRegistry implements OnModuleInit {
       this.providers.set(name, wrapper.instance as WebhookProvider);
     }
     for (const endpoint of this.config.endpoints.values()) {
-      if (!this.providers.has(endpoint.provider)) {
+      const provider = this.providers.get(endpoint.provider);
+      if (!provider) {
         throw new ConfigError(
           `WEBHOOK_ENDPOINTS_FILE: endpoint "${endpoint.id}": unknown provider "${endpoint.provider}" (known: ${[...this.providers.keys()].join(', ')})`,
         );
+      }
+      // A typo here would silently ignore every event of the endpoint: refuse to start instead.
+      for (const [key, value] of Object.entries(endpoint.expect ?? {})) {
+        const type = provider.expects[key];
+        const known = Object.keys(provider.expects).join(', ') || 'none';
+        if (!type) throw new ConfigError(`WEBHOOK_ENDPOINTS_FILE: endpoint "${endpoint.id}": expect.${key} is not known to ${endpoint.provider} (known: ${known})`);
+        if (type === 'boolean' ? typeof value !== 'boolean' : typeof value === 'boolean') {
+          throw new ConfigError(`WEBHOOK_ENDPOINTS_FILE: endpoint "${endpoint.id}": expect.${key} must be a ${type}`);
+        }
       }
     }
   }

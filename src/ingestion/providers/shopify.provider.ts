@@ -19,6 +19,8 @@ import {
  */
 @WebhookProviderFor('shopify')
 export class ShopifyProvider implements WebhookProvider {
+  readonly expects = { shopDomain: 'string' } as const;
+
   verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent {
     const signature = header(request.headers, 'x-shopify-hmac-sha256');
     if (!signature) throw new UnauthorizedError('missing_signature', 'X-Shopify-Hmac-Sha256 header is missing');

@@ -26,6 +26,8 @@ export function standardSecretKey(secret: string): Buffer {
  */
 @WebhookProviderFor('standard')
 export class StandardWebhooksProvider implements WebhookProvider {
+  readonly expects = {};
+
   verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent {
     const h = (name: string) => header(request.headers, `webhook-${name}`) ?? header(request.headers, `svix-${name}`);
     const signatures = h('signature');

@@ -34,6 +34,8 @@ function isExactUtf8Text(body: Buffer): boolean {
  */
 @WebhookProviderFor('stripe')
 export class StripeProvider implements WebhookProvider {
+  readonly expects = { account: 'string', livemode: 'boolean' } as const;
+
   verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent {
     const signature = header(request.headers, 'stripe-signature');
     if (!signature) throw new UnauthorizedError('missing_signature', 'Stripe-Signature header is missing');

@@ -27,6 +27,8 @@ export interface VerifiedEvent {
  * signature and BadRequestError for content that is malformed after verification.
  */
 export interface WebhookProvider {
+  /** The `expect` keys this provider reports in `source`, with their JSON type; others are refused at start. */
+  readonly expects: Readonly<Record<string, 'string' | 'boolean'>>;
   verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent;
 }
 
