@@ -7,6 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Pool as PgPool } from 'pg';
 import { Pool } from 'undici';
 import { signRequest } from '../src/cli/sign-request';
 import { freshDatabase, seedPaymentBacklog, startServer, waitForCount, withClient, BenchServer } from './lib/database';
@@ -185,8 +186,11 @@ async function graphile(server: BenchServer, batched: boolean, base: number): Pr
     let resolveDone!: () => void;
     const finished = new Promise<void>((r) => (resolveDone = r));
     const started = performance.now();
+    // Our own pool, ended after the runner: a connection killed by the database drop must not crash the bench.
+    const pgPool = new PgPool({ connectionString: db.url, max: 12 });
+    pgPool.on('error', () => undefined);
     const runner = await run({
-      connectionString: db.url,
+      pgPool,
       concurrency: 10,
       noHandleSignals: true,
       pollInterval: 1000,
@@ -203,6 +207,7 @@ async function graphile(server: BenchServer, batched: boolean, base: number): Pr
     await waitForCount(db.url, `SELECT (count(*) = 0)::int AS n FROM graphile_worker.jobs`, 1);
     const seconds = (performance.now() - started) / 1000;
     await runner.stop();
+    await pgPool.end();
     const rate = SIZES.graphile / seconds;
     rows.push({
       stage: `graphile-worker 0.18: no-op jobs, concurrency 10, ${batched ? 'localQueue 500 + batched completion' : 'defaults'}`,

@@ -52,6 +52,7 @@ describe('loadConfig', () => {
     [{ PORT: 'abc' }, /^PORT: /],
     [{ WORKER_MAX_ATTEMPTS: '0' }, /^WORKER_MAX_ATTEMPTS: /],
     [{ RELAY_TIMEOUT_MS: '1.5' }, /^RELAY_TIMEOUT_MS: /],
+    [{ RELAY_TIMEOUT_MS: '30000' }, /^RELAY_LEASE_MS: must be more than twice RELAY_TIMEOUT_MS/],
     [{ ROLES: 'api,cron' }, /^ROLES: unknown role "cron"/],
     [{ ERP_URL: 'not a url' }, /^ERP_URL: /],
     [{ ADMIN_TOKENS: 'alice:admin:0123456789abcdef' }, /^ADMIN_TOKENS: .*role "admin"/],

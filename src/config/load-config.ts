@@ -162,6 +162,13 @@ export function loadConfig(env: Env): AppConfig {
   const logLevel = logLevelSchema.safeParse(env.LOG_LEVEL ?? 'info');
   if (!logLevel.success) throw new ConfigError(`LOG_LEVEL: expected one of ${logLevelSchema.options.join(', ')}`);
 
+  const relayTimeoutMs = int('RELAY_TIMEOUT_MS', env, 10000, 10);
+  const relayLeaseMs = int('RELAY_LEASE_MS', env, 60000, 100);
+  if (relayLeaseMs <= 2 * relayTimeoutMs) {
+    // A round must be able to query an outcome and resend within one lease.
+    throw new ConfigError(`RELAY_LEASE_MS: must be more than twice RELAY_TIMEOUT_MS (${relayTimeoutMs})`);
+  }
+
   return {
     production,
     databaseUrl: url('DATABASE_URL', env),
@@ -191,8 +198,8 @@ export function loadConfig(env: Env): AppConfig {
     },
     relay: {
       pollMs: int('RELAY_POLL_MS', env, 1000, 10),
-      timeoutMs: int('RELAY_TIMEOUT_MS', env, 10000, 10),
-      leaseMs: int('RELAY_LEASE_MS', env, 60000, 100),
+      timeoutMs: relayTimeoutMs,
+      leaseMs: relayLeaseMs,
       maxAttempts: int('RELAY_MAX_ATTEMPTS', env, 12, 1, 1000),
     },
     metricsToken: env.METRICS_TOKEN || undefined,

@@ -64,14 +64,18 @@ export class OutboxRelay {
   async runOnce(): Promise<number> {
     const entries = await this.repository.claim(this.relayId, this.clock.now(), this.config.relay.leaseMs, RELAY_BATCH_SIZE);
     if (entries.length === 0) return 0;
-    const outcomes = await Promise.all(entries.map((entry) => this.attempt(entry)));
+    // Past this point a request could still be in flight when the lease ends and another relay
+    // sends the same entry: what has not started by then waits for the next round instead.
+    const sendBy = this.clock.now().getTime() + this.config.relay.leaseMs - 2 * this.config.relay.timeoutMs;
+    const outcomes = await Promise.all(entries.map((entry) => this.attempt(entry, sendBy)));
     await this.faultHook?.afterDeliveries?.(entries);
     const recorded = await this.repository.record(this.relayId, this.clock.now(), outcomes);
     for (const [i, outcome] of outcomes.entries()) {
       const entry = entries[i];
       const fields = { operationKey: entry.operationKey, destination: entry.destination, attempt: entry.attempts };
       const lost = !recorded.has(outcome.id);
-      this.metrics.outcome(entry.destination, lost ? 'lost_lease' : outcome.status === 'pending' ? 'retry' : outcome.status);
+      const counted = outcome.deferred ? 'deferred' : outcome.status === 'pending' ? 'retry' : outcome.status;
+      this.metrics.outcome(entry.destination, lost ? 'lost_lease' : counted);
       if (lost) {
         this.logger.warn(fields, 'lease lost before recording; another relay owns this entry now');
       } else if (outcome.status === 'dead' || outcome.status === 'unresolved') {
@@ -83,7 +87,7 @@ export class OutboxRelay {
     return entries.length;
   }
 
-  private async attempt(entry: OutboxEntry): Promise<OutboxOutcome> {
+  private async attempt(entry: OutboxEntry, sendBy: number): Promise<OutboxOutcome> {
     const destination = this.destinations.get(entry.destination);
     if (!destination) {
       // Perhaps a newer version added it during a rolling deploy: retry, bounded by the attempt limit.
@@ -91,7 +95,11 @@ export class OutboxRelay {
     }
     const limit = this.limit(entry.destination, destination);
     try {
-      return this.outcome(entry, await limit.run(() => this.resolveThenDeliver(entry, destination)));
+      const result = await limit.run(async () =>
+        this.clock.now().getTime() > sendBy ? undefined : this.resolveThenDeliver(entry, destination),
+      );
+      if (!result) return this.deferred(entry);
+      return this.outcome(entry, result);
     } catch (error) {
       // A destination bug must not stall the batch; the entry stays uncertain.
       return this.outcome(entry, { kind: 'retry', error: `destination error: ${(error as Error).message}`, outcomeUnknown: true });
@@ -119,6 +127,19 @@ export class OutboxRelay {
     // A crashed relay used up the last attempt: do not send past the limit.
     if (lastChance) return { kind: 'retry', error: 'attempt limit reached', outcomeUnknown: entry.outcomeUnknown };
     return destination.deliver(entry, { signal: AbortSignal.timeout(this.config.relay.timeoutMs) });
+  }
+
+  /** Not sent: due again at once, and the claim's attempt does not count. */
+  private deferred(entry: OutboxEntry): OutboxOutcome {
+    return {
+      id: entry.id,
+      attempts: entry.attempts,
+      status: 'pending',
+      nextAttemptAt: this.clock.now(),
+      lastError: 'deferred: the round ran out of lease time',
+      outcomeUnknown: entry.outcomeUnknown,
+      deferred: true,
+    };
   }
 
   private outcome(entry: OutboxEntry, result: DeliveryResult): OutboxOutcome {

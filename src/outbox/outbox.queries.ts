@@ -45,6 +45,7 @@ export const CLAIM_OUTBOX = `
 export const RECORD_OUTCOMES = `
   UPDATE outbox o
      SET status = r.status,
+         attempts = o.attempts - r.deferred::int,
          next_attempt_at = COALESCE(r.next_attempt_at, o.next_attempt_at),
          last_error = r.last_error,
          last_status_code = r.status_code,
@@ -52,8 +53,8 @@ export const RECORD_OUTCOMES = `
          delivered_at = CASE WHEN r.status = 'delivered' THEN $9::timestamptz ELSE o.delivered_at END,
          locked_by = NULL,
          locked_until = NULL
-    FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::int[], $7::boolean[])
-      AS r(id, attempts, status, next_attempt_at, last_error, status_code, outcome_unknown)
+    FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::int[], $7::boolean[], $10::boolean[])
+      AS r(id, attempts, status, next_attempt_at, last_error, status_code, outcome_unknown, deferred)
    WHERE o.id = r.id
      AND o.locked_by = $8
      AND o.status = 'delivering'

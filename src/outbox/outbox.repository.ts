@@ -25,6 +25,8 @@ export interface OutboxOutcome {
   lastError?: string;
   statusCode?: number;
   outcomeUnknown: boolean;
+  /** Not sent this round (the lease ran short): the claim's attempt is given back. */
+  deferred?: boolean;
 }
 
 interface ClaimedRow {
@@ -71,6 +73,7 @@ export class OutboxRepository {
       outcomes.map((o) => o.outcomeUnknown),
       relayId,
       now,
+      outcomes.map((o) => o.deferred ?? false),
     ])) as [{ id: string }[], number];
     return new Set(rows.map((r) => String(r.id)));
   }

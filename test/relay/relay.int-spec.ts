@@ -200,6 +200,29 @@ describe('outbox relay (real PostgreSQL, fake ERP and email API)', () => {
     expectSameKeyAndBody(erp, key, 2);
   });
 
+  it('does not start a send the lease could not cover: the entry waits for the next round, its attempt given back', async () => {
+    // Email runs 8 requests at a time: the 9th waits for a slot, and by then the round's lease is nearly over.
+    const keys: string[] = [];
+    for (let i = 0; i < 9; i++) keys.push(await insertEmailRow(db, `o-late-${i}`));
+    email.policy = () => {
+      t.clock.advance(5_000); // RELAY_LEASE_MS: each slow answer eats the whole lease
+      return undefined;
+    };
+    try {
+      await relay.runOnce();
+    } finally {
+      email.policy = undefined;
+    }
+    const pending: string[] = [];
+    for (const key of keys) if ((await outboxRow(db, key)).status === 'pending') pending.push(key);
+    expect(pending).toHaveLength(1);
+    const [late] = pending;
+    expect(await outboxRow(db, late)).toMatchObject({ attempts: 0, last_error: 'deferred: the round ran out of lease time', locked_by: null });
+    expect(email.posts(late)).toHaveLength(0);
+    await relay.runOnce();
+    expect(await outboxRow(db, late)).toMatchObject({ status: 'delivered', attempts: 1 });
+  });
+
   it('409 (already done) -> delivered', async () => {
     erp.failNext(1, { kind: 'status', status: 409 });
     const key = await insertErpRow(db, 'o-409');
@@ -250,7 +273,7 @@ describe('outbox relay (real PostgreSQL, fake ERP and email API)', () => {
   it('two relays on one backlog deliver each key exactly once', async () => {
     // Leases compare instance clocks: instances share time (NTP), so they share the test clock.
     // A generous timeout: a slow answer under CI load must not turn into a (legitimate) retry here.
-    const relaxed = { ...env(), RELAY_TIMEOUT_MS: '10000' };
+    const relaxed = { ...env(), RELAY_TIMEOUT_MS: '10000', RELAY_LEASE_MS: '30000' };
     const one = await startTestApp({ databaseUrl: db.url, env: relaxed, clock: t.clock });
     const other = await startTestApp({ databaseUrl: db.url, env: relaxed, clock: t.clock });
     try {
