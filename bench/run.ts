@@ -274,6 +274,7 @@ async function endToEnd(server: BenchServer): Promise<number> {
   try {
     const pool = new Pool(service.url, { connections: 32 });
     const sentAt = new Map<string, number>();
+    const refused: string[] = [];
     const started = performance.now();
     const inflight: Promise<unknown>[] = [];
     for (let i = 0; i < count; i++) {
@@ -284,12 +285,18 @@ async function endToEnd(server: BenchServer): Promise<number> {
       const signed = signRequest('stripe', BENCH_STRIPE_SECRET, payload(id, `o${i}`));
       sentAt.set(`erp:order-paid:acme:o${i}`, performance.now());
       inflight.push(
-        pool.request({ method: 'POST', path: '/webhooks/stripe-acme', headers: signed.headers, body: signed.body }).then((r) => r.body.text()),
+        pool
+          .request({ method: 'POST', path: '/webhooks/stripe-acme', headers: signed.headers, body: signed.body })
+          .then(async (r) => {
+            await r.body.text();
+            if (r.statusCode !== 200) refused.push(`${r.statusCode}`);
+          }),
       );
     }
     await Promise.all(inflight);
     const deadline = performance.now() + 60_000;
-    while (sink.firstSeen.size < count && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const arrived = () => [...sentAt.keys()].filter((key) => sink.firstSeen.has(key)).length;
+    while (arrived() < count && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     await pool.close();
     const latencies = [...sentAt].filter(([key]) => sink.firstSeen.has(key)).map(([key, t]) => sink.firstSeen.get(key)! - t);
     const { p50, p99 } = summarize(latencies);
@@ -297,7 +304,7 @@ async function endToEnd(server: BenchServer): Promise<number> {
       stage: `end to end: accept -> ERP at ${rate} events/s (all roles, one instance)`,
       value: p50,
       unit: 'ms p50',
-      notes: `p99 ${p99} ms; ${latencies.length}/${count} reached the ERP`,
+      notes: `p99 ${p99} ms; ${latencies.length}/${count} reached the ERP within 60 s${refused.length ? `; not accepted: ${refused.join(', ')}` : ''}`,
     });
     const rss = service.peakRssMiB();
     rows.push({ stage: 'peak RSS of the service (end-to-end run)', value: round(rss, 0), unit: 'MiB' });
