@@ -37,7 +37,8 @@ function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-interface EventRow {
+/** The columns every inbox read starts with: which event, from where. */
+interface IdentityRow {
   id: string;
   source_scope: string;
   event_id: string;
@@ -45,6 +46,9 @@ interface EventRow {
   provider: string;
   endpoint_id: string;
   event_type: string;
+}
+
+interface EventRow extends IdentityRow {
   payload: unknown;
   attempts: number;
   received_at: Date;
@@ -284,14 +288,7 @@ export class InboxRepository {
   }
 }
 
-interface AdminRow {
-  id: string;
-  source_scope: string;
-  event_id: string;
-  tenant_id: string;
-  provider: string;
-  endpoint_id: string;
-  event_type: string;
+interface AdminRow extends IdentityRow {
   status: InboxStatus;
   status_reason: string | null;
   payload_sha256: string;
