@@ -2,7 +2,7 @@ import { Inject, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { Clock } from '../../common/clock';
 import { DeliveryOptions, DeliveryResult, Destination, DestinationFor, OutboxEntry } from './destination';
-import { classifyError, classifyResponse, DestinationHttpClient } from './http-client';
+import { DestinationHttpClient } from './http-client';
 
 /** The email request body `{to, template, data}` from the outbox row alone (byte-identical on resend). */
 export function emailRequestBody(entry: OutboxEntry): string {
@@ -30,20 +30,9 @@ export class EmailDestination implements Destination, OnApplicationShutdown {
     if (config.emailUrl) this.http = new DestinationHttpClient(config.emailUrl, this.concurrency, config.relay.timeoutMs);
   }
 
-  async deliver(entry: OutboxEntry, { signal }: DeliveryOptions): Promise<DeliveryResult> {
+  deliver(entry: OutboxEntry, { signal }: DeliveryOptions): Promise<DeliveryResult> {
     if (!this.http) throw new Error('EMAIL_URL is not set');
-    let body: string;
-    try {
-      body = emailRequestBody(entry);
-    } catch (error) {
-      return { kind: 'dead', error: `invalid payload: ${(error as Error).message}` };
-    }
-    const headers = { 'content-type': 'application/json', 'idempotency-key': entry.operationKey };
-    try {
-      return classifyResponse(await this.http.send('POST', '', headers, body, signal), this.clock.now());
-    } catch (error) {
-      return classifyError(error);
-    }
+    return this.http.postOperation('', entry.operationKey, () => emailRequestBody(entry), signal, () => this.clock.now());
   }
 
   async onApplicationShutdown(): Promise<void> {

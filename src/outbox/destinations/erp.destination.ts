@@ -2,7 +2,7 @@ import { Inject, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { Clock } from '../../common/clock';
 import { DeliveryOptions, DeliveryResult, Destination, DestinationFor, OperationOutcome, OutboxEntry } from './destination';
-import { classifyError, classifyResponse, DestinationHttpClient } from './http-client';
+import { DestinationHttpClient } from './http-client';
 
 /**
  * The request body of an ERP operation, in the documented field order, from
@@ -39,19 +39,8 @@ export class ErpDestination implements Destination, OnApplicationShutdown {
     if (config.erpUrl) this.http = new DestinationHttpClient(config.erpUrl, this.concurrency, config.relay.timeoutMs);
   }
 
-  async deliver(entry: OutboxEntry, { signal }: DeliveryOptions): Promise<DeliveryResult> {
-    let body: string;
-    try {
-      body = erpRequestBody(entry);
-    } catch (error) {
-      return { kind: 'dead', error: `invalid payload: ${(error as Error).message}` };
-    }
-    const headers = { 'content-type': 'application/json', 'idempotency-key': entry.operationKey };
-    try {
-      return classifyResponse(await this.client().send('POST', '/operations', headers, body, signal), this.clock.now());
-    } catch (error) {
-      return classifyError(error);
-    }
+  deliver(entry: OutboxEntry, { signal }: DeliveryOptions): Promise<DeliveryResult> {
+    return this.client().postOperation('/operations', entry.operationKey, () => erpRequestBody(entry), signal, () => this.clock.now());
   }
 
   async queryOutcome(operationKey: string, { signal }: DeliveryOptions): Promise<OperationOutcome> {

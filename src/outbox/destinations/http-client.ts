@@ -42,6 +42,25 @@ export class DestinationHttpClient {
     return { status: reply.statusCode, headers: reply.headers as IncomingHttpHeaders };
   }
 
+  /**
+   * POSTs one operation under its Idempotency-Key and applies the outcome rules.
+   * A body that cannot be built from the row will never be deliverable: dead.
+   */
+  async postOperation(path: string, operationKey: string, buildBody: () => string, signal: AbortSignal, now: () => Date): Promise<DeliveryResult> {
+    let body: string;
+    try {
+      body = buildBody();
+    } catch (error) {
+      return { kind: 'dead', error: `invalid payload: ${(error as Error).message}` };
+    }
+    const headers = { 'content-type': 'application/json', 'idempotency-key': operationKey };
+    try {
+      return classifyResponse(await this.send('POST', path, headers, body, signal), now());
+    } catch (error) {
+      return classifyError(error);
+    }
+  }
+
   async close(): Promise<void> {
     if (!this.pool.closed && !this.pool.destroyed) await this.pool.close();
   }
