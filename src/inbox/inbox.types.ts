@@ -25,8 +25,8 @@ export interface AcceptResult {
   digestConflict: boolean;
 }
 
-/** One claimed event as a handler sees it. */
-export interface InboxEvent {
+/** Which event, from where: the fields every view of an inbox row starts with. */
+export interface InboxIdentity {
   /** The inbox row id. */
   id: string;
   sourceScope: string;
@@ -35,6 +35,10 @@ export interface InboxEvent {
   provider: string;
   endpointId: string;
   eventType: string;
+}
+
+/** One claimed event as a handler sees it. */
+export interface InboxEvent extends InboxIdentity {
   /** The verified body, parsed. */
   payload: any;
   /** Failed attempts before this one. */
@@ -86,14 +90,7 @@ export interface InboxFilter {
 }
 
 /** Metadata of an inbox row; `payload` only when asked for (operators). */
-export interface InboxEventView {
-  id: string;
-  sourceScope: string;
-  eventId: string;
-  tenantId: string;
-  provider: string;
-  endpointId: string;
-  eventType: string;
+export interface InboxEventView extends InboxIdentity {
   status: InboxStatus;
   statusReason: string | null;
   payloadSha256: string;
