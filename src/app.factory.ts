@@ -2,6 +2,8 @@ import { LoggerService, ModuleMetadata } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { json, NextFunction, Request, Response } from 'express';
+import type { RequestListener, Server } from 'node:http';
+import { WebhookRoute } from './ingestion/webhook.route';
 import { AppModule } from './app.module';
 import { AppConfig } from './config/app-config';
 import { Clock } from './common/clock';
@@ -36,19 +38,25 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   });
   app.disable('x-powered-by');
   app.set('trust proxy', false);
-  // A function, not a RegExp mount: Express 5 never runs a middleware mounted on that regex.
+  // JSON bodies for the admin API; webhook bodies never reach Express (WebhookRoute reads them raw).
   const parseJson = json({ limit: '256kb' });
   app.use((req: Request, res: Response, next: NextFunction) =>
-    // Express matches routes case-insensitively: so must this test, or a parsed body would leave the route nothing to read.
-    req.path.toLowerCase().startsWith('/webhooks/')
-      ? next()
-      : parseJson(req, res, (error?: unknown) => (error ? rejectBody(res, error) : next())),
+    parseJson(req, res, (error?: unknown) => (error ? rejectBody(res, error) : next())),
   );
   if (pino) app.useLogger(app.get(PinoLogger));
   app.useGlobalFilters(new HttpExceptionFilter());
   setupOpenApi(app);
+  mountWebhookRoute(app);
   app.enableShutdownHooks();
   return app;
+}
+
+/** Puts WebhookRoute in front of Express on the HTTP server (the same server `listen` and the tests use). */
+function mountWebhookRoute(app: NestExpressApplication): void {
+  const server = app.getHttpServer() as Server;
+  const [expressApp] = server.listeners('request') as RequestListener[];
+  server.removeAllListeners('request');
+  server.on('request', app.get(WebhookRoute).listener(expressApp));
 }
 
 /** body-parser failures as JSON with a reason (Express would answer with an HTML page). */

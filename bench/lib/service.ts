@@ -50,6 +50,8 @@ export async function startService(databaseUrl: string, env: Record<string, stri
       WEBHOOK_ENDPOINTS_FILE: endpointsFile(),
       ADMIN_TOKENS: `bench:operator:${BENCH_TOKEN}`,
       LOG_LEVEL: 'warn',
+      // BENCH_SERVICE_ENV='{"INGEST_FLUSHERS":"4"}' tries other settings; a stage's own settings still win.
+      ...(JSON.parse(process.env.BENCH_SERVICE_ENV ?? '{}') as Record<string, string>),
       ...env,
     },
     stdio: ['ignore', 'ignore', 'inherit'],

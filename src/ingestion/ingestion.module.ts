@@ -7,11 +7,11 @@ import { ProviderRegistry } from './providers/provider.registry';
 import { ShopifyProvider } from './providers/shopify.provider';
 import { StandardWebhooksProvider } from './providers/standard.provider';
 import { StripeProvider } from './providers/stripe.provider';
-import { WebhooksController } from './webhooks.controller';
+import { WebhookRoute } from './webhook.route';
 
 @Module({
   imports: [DiscoveryModule, InboxModule],
-  controllers: [WebhooksController],
-  providers: [IngestionService, ProviderRegistry, StripeProvider, GithubProvider, StandardWebhooksProvider, ShopifyProvider],
+  providers: [IngestionService, WebhookRoute, ProviderRegistry, StripeProvider, GithubProvider, StandardWebhooksProvider, ShopifyProvider],
+  exports: [WebhookRoute],
 })
 export class IngestionModule {}

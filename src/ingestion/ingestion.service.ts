@@ -1,10 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { APP_CONFIG, AppConfig, EndpointConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
 import { AppError, BadRequestError, NotFoundError, ServiceUnavailableError } from '../common/errors';
-import { describe } from '../common/http-exception.filter';
+import { describe } from '../common/error-response';
 import { isInvalidData } from '../database/database-errors';
 import { InboxService } from '../inbox/inbox.service';
 import { IngestionMetrics } from '../observability/ingestion.metrics';
@@ -48,9 +48,11 @@ export class IngestionService {
    */
   async receive(endpoint: EndpointConfig, headers: IncomingHttpHeaders, rawBody: Buffer): Promise<IngestionResult> {
     let event: VerifiedEvent;
+    let text: string;
     try {
       event = this.providers.get(endpoint.provider).verify({ headers, rawBody }, endpoint, this.clock.now());
-      if (JSON_NUL_ESCAPE.test(rawBody.toString('utf8'))) {
+      text = rawBody.toString('utf8');
+      if (JSON_NUL_ESCAPE.test(text)) {
         throw new BadRequestError('unsupported_json', 'JSON strings may not contain \\u0000');
       }
     } catch (error) {
@@ -71,8 +73,8 @@ export class IngestionService {
         provider: endpoint.provider,
         endpointId: endpoint.id,
         eventType: event.eventType,
-        payloadJson: rawBody.toString('utf8'),
-        payloadSha256: createHash('sha256').update(rawBody).digest('hex'),
+        payloadJson: text,
+        payloadSha256: hash('sha256', rawBody, 'hex'),
         verifiedWith: event.verifiedWith,
         status: ignoredReason ? 'ignored' : 'pending',
         statusReason: ignoredReason,

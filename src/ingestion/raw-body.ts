@@ -1,4 +1,4 @@
-import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
 import { BadRequestError, PayloadTooLargeError } from '../common/errors';
 
 /**
@@ -6,7 +6,7 @@ import { BadRequestError, PayloadTooLargeError } from '../common/errors';
  * passes `limit`: a declared Content-Length over the limit is refused before a
  * byte is read, a chunked body is cut off mid-stream.
  */
-export async function readRawBody(req: Request, limit: number): Promise<Buffer> {
+export async function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   // Someone consumed the stream already: fail loudly instead of waiting for an 'end' that has passed.
   if (req.readableEnded) throw new BadRequestError('body_already_read', 'the request body was consumed before the route');
   const declared = req.headers['content-length'];

@@ -1,4 +1,4 @@
-import { DynamicModule, RequestMethod } from '@nestjs/common';
+import { DynamicModule } from '@nestjs/common';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LoggerModule, Params } from 'nestjs-pino';
 import { AppConfig } from '../config/app-config';
@@ -49,9 +49,7 @@ export function pinoHttpOptions(config: Pick<AppConfig, 'logLevel'>): Params['pi
 /** The production logger: nestjs-pino over pino-http (tests pass their own LoggerService instead). */
 export function pinoLoggerModule(config: Pick<AppConfig, 'logLevel'>): DynamicModule {
   return LoggerModule.forRoot({
+    // The webhook route (WebhookRoute) never reaches pino-http: it logs each outcome itself, with the event's ids.
     pinoHttp: pinoHttpOptions(config),
-    // The webhook route logs each outcome itself, with the event's ids; a second,
-    // generic line per request would double the hot path's logging cost.
-    exclude: [{ method: RequestMethod.POST, path: 'webhooks/:endpointId' }],
   });
 }

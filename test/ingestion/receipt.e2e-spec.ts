@@ -342,6 +342,24 @@ describe('Receipt: POST /webhooks/:endpointId (scenarios 1-5, 7-9, 11, 12, 12a)'
     expect(res.body).toEqual({ status: 'accepted', eventId: 'evt_case' });
   });
 
+  it('matches the webhook route as Express would: trailing slash, query string, escaped id; other shapes fall through', async () => {
+    const signed = signStripe(stripeEvent({ id: 'evt_shape' }), STRIPE_SECRET);
+    const slash = await request(t.url).post('/webhooks/stripe-acme/?source=test').set(signed.headers).send(signed.body);
+    expect(slash.body).toEqual({ status: 'accepted', eventId: 'evt_shape' });
+    const escaped = await request(t.url).post('/webhooks/stripe%2Dacme').set(signed.headers).send(signed.body);
+    expect(escaped.body).toEqual({ status: 'duplicate', eventId: 'evt_shape' });
+    expect((await request(t.url).post('/webhooks/%E0%A4%A').set(signed.headers).send(signed.body)).body.reason).toBe('unknown_endpoint');
+    for (const res of [
+      await request(t.url).get('/webhooks/stripe-acme'),
+      await request(t.url).post('/webhooks/stripe-acme/extra').set(signed.headers).send(signed.body),
+      await request(t.url).post('/webhooks').set(signed.headers).send(signed.body),
+    ]) {
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ status: 'error', reason: 'not_found' });
+    }
+    expect(await inbox()).toHaveLength(1);
+  });
+
   it('never logs secrets, signatures or bodies', async () => {
     const signed = signStripe(stripeEvent({ id: 'evt_log', data: { object: { secret_marker: 'BODY-MARKER-123' } } }), STRIPE_SECRET);
     await post('stripe-acme', signed);

@@ -18,12 +18,13 @@ const { webhooks } = Stripe as unknown as { webhooks: Stripe.Webhooks };
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const BOM = 0xfeff;
 
-function isExactUtf8Text(body: Buffer): boolean {
+/** The body as text when its bytes are exactly that text's UTF-8 (so signing either is the same), else undefined. */
+function exactUtf8Text(body: Buffer): string | undefined {
   try {
     const text = strictUtf8.decode(body);
-    return text.charCodeAt(0) !== BOM;
+    return text.charCodeAt(0) === BOM ? undefined : text;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -49,7 +50,9 @@ export class StripeProvider implements WebhookProvider {
       throw new UnauthorizedError('timestamp_out_of_tolerance', 'signature timestamp is in the future');
     }
 
-    if (!isExactUtf8Text(request.rawBody)) {
+    // Decoded once here; the SDK gets the text, whose UTF-8 is exactly the bytes received.
+    const text = exactUtf8Text(request.rawBody);
+    if (text === undefined) {
       throw new UnauthorizedError('invalid_signature', 'the body is not the UTF-8 text a Stripe signature covers');
     }
 
@@ -58,7 +61,7 @@ export class StripeProvider implements WebhookProvider {
       let event: Stripe.Event;
       try {
         event = webhooks.constructEvent(
-          request.rawBody,
+          text,
           signature,
           secret.value,
           endpoint.toleranceSeconds,

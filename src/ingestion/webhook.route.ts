@@ -1,0 +1,55 @@
+import { Injectable } from '@nestjs/common';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { errorResponse } from '../common/error-response';
+import { IngestionService } from './ingestion.service';
+import { readRawBody } from './raw-body';
+
+/** POST /webhooks/:endpointId, matched like Express would: any case, an optional trailing slash, any query. */
+const WEBHOOK_PATH = /^\/webhooks\/([^/?]+)\/?(?:\?.*)?$/i;
+
+/**
+ * `POST /webhooks/:endpointId`, served on Node's HTTP server ahead of Express.
+ * It is the one hot route: Express and Nest's router cost more CPU per request
+ * than verifying and committing the event (docs/performance.md), and the route
+ * needs none of their features. Everything else falls through to the Nest app.
+ */
+@Injectable()
+export class WebhookRoute {
+  constructor(private readonly ingestion: IngestionService) {}
+
+  /** A request listener serving webhooks and handing every other request to `app`. */
+  listener(app: RequestListener): RequestListener {
+    return (req, res) => {
+      const endpointId = req.method === 'POST' ? WEBHOOK_PATH.exec(req.url ?? '')?.[1] : undefined;
+      if (endpointId === undefined) return app(req, res);
+      void this.receive(endpointId, req, res);
+    };
+  }
+
+  /** 200 only once the event is durably committed (or already was); every failure has a stable `reason`. */
+  private async receive(rawEndpointId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      const endpoint = this.ingestion.endpoint(decodeParam(rawEndpointId));
+      const rawBody = await readRawBody(req, endpoint.maxBodyBytes);
+      send(res, 200, await this.ingestion.receive(endpoint, req.headers, rawBody));
+    } catch (error) {
+      const { status, headers, body } = errorResponse(error);
+      send(res, status, body, headers);
+    }
+  }
+}
+
+function decodeParam(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value; // not an endpoint id any endpoints file can hold: answered 404
+  }
+}
+
+function send(res: ServerResponse, status: number, body: object, headers: Record<string, string> = {}): void {
+  if (res.headersSent) return;
+  const json = JSON.stringify(body);
+  res.writeHead(status, { ...headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(json) });
+  res.end(json);
+}
