@@ -48,36 +48,65 @@ export class InboxWorker {
 
   /** Claims one batch and processes it; resolves with the number of events claimed. */
   async runOnce(): Promise<number> {
-    const events = await this.repository.claim(this.nextLease(), this.clock.now(), CLAIM_BATCH, this.config.worker.leaseMs);
-    // Spread the claim over the lanes so a small claim still runs in parallel.
-    const size = Math.max(1, Math.min(TRANSACTION_BATCH, Math.ceil(events.length / this.concurrency)));
-    const batches: InboxEvent[][] = [];
-    for (let i = 0; i < events.length; i += size) batches.push(events.slice(i, i + size));
+    const batches = this.split(await this.claim(CLAIM_BATCH));
     let next = 0;
     const lane = async (): Promise<void> => {
       while (next < batches.length) await this.processBatch(batches[next++]);
     };
     await Promise.all(Array.from({ length: Math.min(this.concurrency, batches.length) }, lane));
-    return events.length;
+    return batches.reduce((n, batch) => n + batch.length, 0);
   }
 
   /**
-   * Works until no event is due: each lane claims and processes its own batch
-   * in a loop, so no lane waits for another between rounds. Resolves with the
-   * number of events claimed.
+   * Works until no event is due. One claim at a time, a batch for every lane,
+   * keeps a local queue filled ahead of the lanes, and a lane takes the next
+   * batch as soon as it is free. (When each lane claimed its own batch, every
+   * claim skipped past the rows the other lanes had locked, and the claims cost
+   * more than the business transactions.) Once stopped, no claim starts and the
+   * lanes finish what is claimed. Resolves with the number of events claimed.
    */
   async drain(stopped: () => boolean = () => false): Promise<number> {
+    const claimSize = this.concurrency * TRANSACTION_BATCH;
+    const queue: InboxEvent[][] = [];
     let total = 0;
+    let exhausted = false;
+    let claiming: Promise<void> | undefined;
+    const refill = (): Promise<void> =>
+      (claiming ??= this.claim(claimSize)
+        .then((events) => {
+          total += events.length;
+          exhausted = events.length < claimSize;
+          queue.push(...this.split(events));
+        })
+        .finally(() => (claiming = undefined)));
     const lane = async (): Promise<void> => {
-      while (!stopped()) {
-        const events = await this.repository.claim(this.nextLease(), this.clock.now(), TRANSACTION_BATCH, this.config.worker.leaseMs);
-        if (events.length === 0) return;
-        total += events.length;
-        await this.processBatch(events);
+      for (;;) {
+        const mayClaim = !exhausted && !stopped();
+        // Claim ahead while the queue still holds a batch for every lane.
+        if (mayClaim && queue.length <= this.concurrency) refill().catch(() => undefined); // a lane with nothing to do sees the error below
+        const batch = queue.shift();
+        if (batch) await this.processBatch(batch);
+        else if (claiming) await claiming;
+        else if (mayClaim) await refill();
+        else return;
       }
     };
-    await Promise.all(Array.from({ length: this.concurrency }, lane));
+    const lanes = await Promise.allSettled(Array.from({ length: this.concurrency }, lane));
+    const failed = lanes.find((l): l is PromiseRejectedResult => l.status === 'rejected');
+    if (failed) throw failed.reason;
     return total;
+  }
+
+  private claim(limit: number): Promise<InboxEvent[]> {
+    return this.repository.claim(this.nextLease(), this.clock.now(), limit, this.config.worker.leaseMs);
+  }
+
+  /** Transaction-sized batches, spread over the lanes so that a small claim still runs in parallel. */
+  private split(events: InboxEvent[]): InboxEvent[][] {
+    const size = Math.max(1, Math.min(TRANSACTION_BATCH, Math.ceil(events.length / this.concurrency)));
+    const batches: InboxEvent[][] = [];
+    for (let i = 0; i < events.length; i += size) batches.push(events.slice(i, i + size));
+    return batches;
   }
 
   private async processBatch(events: InboxEvent[]): Promise<void> {
