@@ -262,9 +262,15 @@ async function relay(server: BenchServer, base: number): Promise<number> {
   }
 }
 
-/** Open loop at a fixed rate, every role in one instance: time from sending the webhook to the ERP receiving the operation. */
+/**
+ * Open loop at a fixed rate, every role in one instance: time from sending the
+ * webhook to the ERP receiving the operation. A warm-up at the same rate comes
+ * first and is reported apart: a freshly started service opens its pool and
+ * compiles its hot paths during its first seconds.
+ */
 async function endToEnd(server: BenchServer): Promise<number> {
-  const rate = 300;
+  const rate = Number(process.argv.find((a) => a.startsWith('--e2e-rate='))?.slice('--e2e-rate='.length) ?? 300);
+  const warmup = rate * E2E_WARMUP_SECONDS;
   const count = rate * SIZES.e2eSeconds;
   const db = await freshDatabase(server);
   const sink = new Sink();
@@ -273,44 +279,27 @@ async function endToEnd(server: BenchServer): Promise<number> {
     c.query(
       `INSERT INTO orders (tenant_id, id, status, total_minor, currency, customer_email)
        SELECT 'acme', 'o' || g, 'awaiting_payment', 1000, 'eur', 'c@example.com' FROM generate_series(0, $1) g`,
-      [count],
+      [warmup + count],
     ),
   );
   const service = await startService(db.url, { ERP_URL: sink.url, EMAIL_URL: sink.url });
   try {
     const pool = new Pool(service.url, { connections: 32 });
-    const sentAt = new Map<string, number>();
-    const refused: string[] = [];
-    const started = performance.now();
-    const inflight: Promise<unknown>[] = [];
-    for (let i = 0; i < count; i++) {
-      const due = started + (i * 1000) / rate;
-      const wait = due - performance.now();
-      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-      const id = `evt_e2e_${i}`;
-      const signed = signRequest('stripe', BENCH_STRIPE_SECRET, payload(id, `o${i}`));
-      sentAt.set(`erp:order-paid:acme:o${i}`, performance.now());
-      inflight.push(
-        pool
-          .request({ method: 'POST', path: '/webhooks/stripe-acme', headers: signed.headers, body: signed.body })
-          .then(async (r) => {
-            await r.body.text();
-            if (r.statusCode !== 200) refused.push(`${r.statusCode}`);
-          }),
-      );
-    }
-    await Promise.all(inflight);
-    const deadline = performance.now() + 60_000;
-    const arrived = () => [...sentAt.keys()].filter((key) => sink.firstSeen.has(key)).length;
-    while (arrived() < count && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const cold = await sendAtRate(pool, sink, rate, 0, warmup);
+    const measured = await sendAtRate(pool, sink, rate, warmup, count);
     await pool.close();
-    const latencies = [...sentAt].filter(([key]) => sink.firstSeen.has(key)).map(([key, t]) => sink.firstSeen.get(key)! - t);
-    const { p50, p99 } = summarize(latencies);
+    const { p50, p99 } = summarize(measured.latencies);
+    const ack = summarize(measured.ackLatencies);
+    const hops = await hopLatencies(db.url, warmup);
+    const refused = [...cold.refused, ...measured.refused];
     rows.push({
       stage: `end to end: accept -> ERP at ${rate} events/s (all roles, one instance)`,
       value: p50,
       unit: 'ms p50',
-      notes: `p99 ${p99} ms; ${latencies.length}/${count} reached the ERP within 60 s${refused.length ? `; not accepted: ${refused.join(', ')}` : ''}`,
+      notes:
+        `p99 ${p99} ms; ${measured.latencies.length}/${count} reached the ERP within 60 s${refused.length ? `; not accepted: ${refused.join(', ')}` : ''}; ` +
+        `p50/p99 of the hops: 200 received ${ack.p50}/${ack.p99} ms, inbox received -> done ${hops.worker}, outbox created -> delivered ${hops.relay}; ` +
+        `after a ${E2E_WARMUP_SECONDS} s warm-up of a fresh service, whose own p50/p99 were ${summarize(cold.latencies).p50}/${summarize(cold.latencies).p99} ms`,
     });
     const rss = service.peakRssMiB();
     rows.push({ stage: 'peak RSS of the service (end-to-end run)', value: round(rss, 0), unit: 'MiB' });
@@ -320,6 +309,60 @@ async function endToEnd(server: BenchServer): Promise<number> {
     await sink.stop();
     await db.drop();
   }
+}
+
+const E2E_WARMUP_SECONDS = 5;
+
+/** Sends events first..first+count-1 at `rate`, then waits (60 s at most) until the ERP has each one. */
+async function sendAtRate(pool: Pool, sink: Sink, rate: number, first: number, count: number) {
+  const sentAt = new Map<string, number>();
+  const refused: string[] = [];
+  const ackLatencies: number[] = [];
+  const inflight: Promise<unknown>[] = [];
+  const started = performance.now();
+  for (let n = 0; n < count; n++) {
+    const due = started + (n * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    const i = first + n;
+    const signed = signRequest('stripe', BENCH_STRIPE_SECRET, payload(`evt_e2e_${i}`, `o${i}`));
+    const sent = performance.now();
+    sentAt.set(`erp:order-paid:acme:o${i}`, sent);
+    inflight.push(
+      pool
+        .request({ method: 'POST', path: '/webhooks/stripe-acme', headers: signed.headers, body: signed.body })
+        .then(async (r) => {
+          await r.body.text();
+          ackLatencies.push(performance.now() - sent);
+          if (r.statusCode !== 200) refused.push(`${r.statusCode}`);
+        }),
+    );
+  }
+  await Promise.all(inflight);
+  const deadline = performance.now() + 60_000;
+  const arrived = () => [...sentAt.keys()].filter((key) => sink.firstSeen.has(key)).length;
+  while (arrived() < count && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  const latencies = [...sentAt].filter(([key]) => sink.firstSeen.has(key)).map(([key, t]) => sink.firstSeen.get(key)! - t);
+  return { latencies, ackLatencies, refused };
+}
+
+/** p50/p99 in ms of the worker hop (inbox received -> done) and the relay hop (ERP row created -> delivered), past the warm-up. */
+async function hopLatencies(url: string, warmup: number): Promise<{ worker: string; relay: string }> {
+  return withClient(url, async (c) => {
+    const quantiles = async (sql: string) => {
+      const { rows: [r] } = await c.query(
+        `SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 1) AS p50,
+                round(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms)::numeric, 1) AS p99 FROM (${sql}) t`,
+      );
+      return `${r.p50}/${r.p99} ms`;
+    };
+    return {
+      worker: await quantiles(`SELECT extract(epoch FROM completed_at - received_at) * 1000 AS ms FROM webhook_inbox
+                               WHERE status = 'done' AND substring(event_id FROM '\\d+$')::int >= ${warmup}`),
+      relay: await quantiles(`SELECT extract(epoch FROM delivered_at - created_at) * 1000 AS ms FROM outbox
+                              WHERE destination = 'erp' AND delivered_at IS NOT NULL AND substring(operation_key FROM '\\d+$')::int >= ${warmup}`),
+    };
+  });
 }
 
 /**
@@ -406,7 +449,8 @@ async function main(): Promise<void> {
   log(`bench on ${server.embedded ? 'an embedded PostgreSQL' : 'DATABASE_URL'}${quick ? ' (quick)' : ''}`);
   try {
     // Throughput stages run in interleaved rounds, each against the baseline of its own round.
-    for (let round = 1; round <= rounds; round++) {
+    const throughput = ['ingestion', 'worker', 'relay'].some(wanted);
+    for (let round = 1; throughput && round <= rounds; round++) {
       log(`round ${round}/${rounds}: baseline (pgbench)...`);
       const base = await baseline(server);
       if (wanted('ingestion')) {

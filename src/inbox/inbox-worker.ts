@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { AcceptToDoneMetrics, WorkerMetrics } from '../observability/worker.metrics';
@@ -16,12 +16,30 @@ export const TRANSACTION_BATCH = 64;
 
 /**
  * Claims due events in one short statement and processes them in batches, one
- * transaction per batch and a few batches at once. Any number of instances run
- * this side by side; SKIP LOCKED and leases keep them apart.
+ * transaction per batch and several batches at once. Any number of instances
+ * run this side by side; SKIP LOCKED and leases keep them apart.
+ *
+ * Driven by wake(): a wake-up claims at once when a lane is free, even while
+ * other batches are still running, so a new event never waits for the batch in
+ * front of it. One claim at a time, a batch for every lane, keeps a short queue
+ * ahead of the lanes under load (when each lane claimed its own batch, every
+ * claim skipped past the rows the other lanes had locked, and the claims cost
+ * more than the business transactions).
  */
 @Injectable()
 export class InboxWorker {
+  private readonly logger = new Logger(InboxWorker.name);
   private readonly concurrency: number;
+  /** Claimed batches no lane has started yet. */
+  private readonly queue: InboxEvent[][] = [];
+  private busyLanes = 0;
+  private claiming = false;
+  /** A wake-up since the last claim started, or the last claim came back full. */
+  private due = false;
+  private stopped = false;
+  private claimed = 0;
+  private idle: (() => void)[] = [];
+  private claims = 0;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -31,19 +49,32 @@ export class InboxWorker {
     private readonly metrics: WorkerMetrics,
     private readonly latency: AcceptToDoneMetrics,
   ) {
-    // Each event in flight holds one pooled connection; leave room for claims and the API.
+    // Each lane holds one pooled connection; leave room for claims and the API.
     this.concurrency = Math.max(1, Math.min(8, config.databasePoolSize - 2));
   }
-
-  private claims = 0;
 
   get workerId(): string {
     return this.processor.workerId;
   }
 
-  /** A token per claim, not per instance: two lanes of one instance must not pass each other's fence. */
-  private nextLease(): string {
-    return `${this.workerId}:${++this.claims}`;
+  /** Something may be due: claim it as soon as a lane can take it. */
+  wake(): void {
+    this.due = true;
+    this.pump();
+  }
+
+  /** Wakes the worker and resolves, with the number of events claimed meanwhile, once nothing is due or running. */
+  async drain(): Promise<number> {
+    const before = this.claimed;
+    this.wake();
+    await this.whenIdle();
+    return this.claimed - before;
+  }
+
+  /** No new claim starts; resolves once the claimed events are processed (or rolled back). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.whenIdle();
   }
 
   /** Claims one batch and processes it; resolves with the number of events claimed. */
@@ -57,44 +88,55 @@ export class InboxWorker {
     return batches.reduce((n, batch) => n + batch.length, 0);
   }
 
-  /**
-   * Works until no event is due. One claim at a time, a batch for every lane,
-   * keeps a local queue filled ahead of the lanes, and a lane takes the next
-   * batch as soon as it is free. (When each lane claimed its own batch, every
-   * claim skipped past the rows the other lanes had locked, and the claims cost
-   * more than the business transactions.) Once stopped, no claim starts and the
-   * lanes finish what is claimed. Resolves with the number of events claimed.
-   */
-  async drain(stopped: () => boolean = () => false): Promise<number> {
-    const claimSize = this.concurrency * TRANSACTION_BATCH;
-    const queue: InboxEvent[][] = [];
-    let total = 0;
-    let exhausted = false;
-    let claiming: Promise<void> | undefined;
-    const refill = (): Promise<void> =>
-      (claiming ??= this.claim(claimSize)
-        .then((events) => {
-          total += events.length;
-          exhausted = events.length < claimSize;
-          queue.push(...this.split(events));
-        })
-        .finally(() => (claiming = undefined)));
-    const lane = async (): Promise<void> => {
-      for (;;) {
-        const mayClaim = !exhausted && !stopped();
-        // Claim ahead while the queue still holds a batch for every lane.
-        if (mayClaim && queue.length <= this.concurrency) refill().catch(() => undefined); // a lane with nothing to do sees the error below
-        const batch = queue.shift();
-        if (batch) await this.processBatch(batch);
-        else if (claiming) await claiming;
-        else if (mayClaim) await refill();
-        else return;
-      }
-    };
-    const lanes = await Promise.allSettled(Array.from({ length: this.concurrency }, lane));
-    const failed = lanes.find((l): l is PromiseRejectedResult => l.status === 'rejected');
-    if (failed) throw failed.reason;
-    return total;
+  private pump(): void {
+    while (this.busyLanes < this.concurrency && this.queue.length > 0) this.run(this.queue.shift()!);
+    // Claim ahead while the queue holds less than a batch for every lane.
+    if (this.due && !this.claiming && !this.stopped && this.queue.length < this.concurrency) {
+      this.due = false;
+      this.claiming = true;
+      void this.claimAhead().finally(() => {
+        this.claiming = false;
+        this.pump();
+      });
+    }
+    if (this.busyLanes === 0 && !this.claiming && this.queue.length === 0 && (!this.due || this.stopped)) {
+      for (const resolve of this.idle.splice(0)) resolve();
+    }
+  }
+
+  private async claimAhead(): Promise<void> {
+    const size = this.concurrency * TRANSACTION_BATCH;
+    try {
+      const events = await this.claim(size);
+      this.claimed += events.length;
+      if (events.length === size) this.due = true;
+      this.queue.push(...this.split(events));
+    } catch (error) {
+      // Typically the database is unreachable; the next poll wakes the worker again.
+      this.logger.error({ err: (error as Error).message }, 'claim failed');
+    }
+  }
+
+  private run(batch: InboxEvent[]): void {
+    this.busyLanes++;
+    this.processBatch(batch)
+      .catch((error: Error) => this.logger.error({ events: batch.length, err: error.message }, 'batch failed; its leases expire and it is retried'))
+      .finally(() => {
+        this.busyLanes--;
+        this.pump();
+      });
+  }
+
+  private whenIdle(): Promise<void> {
+    return new Promise((resolve) => {
+      this.idle.push(resolve);
+      this.pump();
+    });
+  }
+
+  /** A token per claim, not per instance: two lanes of one instance must not pass each other's fence. */
+  private nextLease(): string {
+    return `${this.workerId}:${++this.claims}`;
   }
 
   private claim(limit: number): Promise<InboxEvent[]> {

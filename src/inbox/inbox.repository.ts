@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { Pool } from 'pg';
-import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
+import { queryPrepared } from '../database/prepared-statement';
 import { acceptMany, CLAIM, DELETE_IDENTITIES, FINISH, FINISH_MANY, PURGE_PAYLOADS, RECORD_FAILURE } from './inbox.queries';
 import {
   ADMIN_BACKLOG,
@@ -79,13 +78,8 @@ export class InboxRepository {
       r.status,
       r.statusReason ?? null,
     ]);
-    // A named statement is parsed and planned once per connection and batch size.
-    const pool = (this.dataSource.driver as PostgresDriver).master as Pool;
-    const { rows } = await pool.query<AcceptRow>({
-      name: `inbox_accept_${sorted.length}`,
-      text: acceptMany(sorted.length),
-      values,
-    });
+    // One prepared statement per batch size.
+    const rows = await queryPrepared<AcceptRow>(this.dataSource, `inbox_accept_${sorted.length}`, acceptMany(sorted.length), values);
     const byIdentity = new Map(rows.map((row) => [identity({ sourceScope: row.source_scope, eventId: row.event_id }), row]));
     return requests.map((r) => {
       const row = byIdentity.get(identity(r))!;
@@ -100,7 +94,7 @@ export class InboxRepository {
 
   /** One short autocommit statement: claims due and lease-expired rows under the claim token `lease`. */
   async claim(lease: string, now: Date, limit: number, leaseMs: number): Promise<InboxEvent[]> {
-    const [rows]: [EventRow[], number] = await this.dataSource.query(CLAIM, [now, lease, limit, leaseMs]);
+    const rows = await queryPrepared<EventRow>(this.dataSource, 'inbox_claim', CLAIM, [now, lease, limit, leaseMs]);
     // UPDATE ... RETURNING has no order: put the events back in arrival order, which a batch applies them in.
     rows.sort((a, b) => Number(BigInt(a.id) - BigInt(b.id)));
     return rows.map((r) => ({

@@ -3,6 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { microsExpr, Page, PageRequest, SqlWhere, toPage } from '../common/pagination';
 import { OutboxEntry } from './destinations/destination';
 import { CLAIM_OUTBOX, PRUNE_DELIVERED, RECORD_OUTCOMES } from './outbox.queries';
+import { queryPrepared } from '../database/prepared-statement';
 import {
   ADMIN_OUTBOX_BACKLOG,
   ADMIN_OUTBOX_BY_STATUS,
@@ -47,7 +48,7 @@ export class OutboxRepository {
 
   /** One autocommit statement: the claim is committed (and every row lock released) when it returns. */
   async claim(relayId: string, now: Date, leaseMs: number, limit: number): Promise<OutboxEntry[]> {
-    const [rows] = (await this.dataSource.query(CLAIM_OUTBOX, [now, relayId, leaseMs, limit])) as [ClaimedRow[], number];
+    const rows = await queryPrepared<ClaimedRow>(this.dataSource, 'outbox_claim', CLAIM_OUTBOX, [now, relayId, leaseMs, limit]);
     return rows.map((r) => ({
       id: String(r.id),
       operationKey: r.operation_key,
