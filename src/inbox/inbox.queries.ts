@@ -38,11 +38,14 @@ const EVENT_COLUMNS = `i.id, i.source_scope, i.event_id, i.tenant_id, i.provider
  * whose lease expired (index webhook_inbox_leased) for worker $2 until $1 + $4 ms.
  * SKIP LOCKED lets any number of instances claim side by side. A reclaimed lease
  * counts as a lost attempt, so an event that kills its worker is not retried forever.
+ * A new row is due at its insert's now(), in microseconds: the database clock
+ * counts too, or a claim in the same millisecond as the commit (a JS Date has no
+ * finer grain) would miss the event and leave it to the next poll.
  */
 export const CLAIM = `
   WITH due AS (
     SELECT id FROM webhook_inbox
-     WHERE status = 'pending' AND next_attempt_at <= $1
+     WHERE status = 'pending' AND next_attempt_at <= greatest($1::timestamptz, now())
      ORDER BY next_attempt_at
      LIMIT $3
        FOR UPDATE SKIP LOCKED

@@ -9,6 +9,7 @@
  * outbox_leased: their relay died mid-flight). SKIP LOCKED lets any number of
  * relays share the backlog. A reclaimed lease may already have reached the
  * destination, so its outcome becomes unknown. No lock outlives this statement.
+ * Due by the database clock too: see the inbox CLAIM.
  */
 export const CLAIM_OUTBOX = `
   WITH expired AS (
@@ -19,7 +20,7 @@ export const CLAIM_OUTBOX = `
      FOR UPDATE SKIP LOCKED
   ), due AS (
     SELECT id FROM outbox
-     WHERE status = 'pending' AND next_attempt_at <= $1
+     WHERE status = 'pending' AND next_attempt_at <= greatest($1::timestamptz, now())
      ORDER BY next_attempt_at
      LIMIT $4
      FOR UPDATE SKIP LOCKED

@@ -77,6 +77,17 @@ describe('worker wake-ups', () => {
     expect((await inboxRow(db, 'evt_slow')).status).toBe('done');
   });
 
+  it('claims an event committed by the database clock even when the worker clock is behind it', async () => {
+    await postStripe(t, paymentIntentEvent('test.fast', { orderId: 'clock', id: 'evt_clock' }));
+    t.clock.advance(-1_000); // a claim in the same millisecond as the commit sees a Date earlier than the row's now()
+    try {
+      expect(await worker(t).runOnce()).toBe(1);
+    } finally {
+      t.clock.advance(1_000);
+    }
+    expect((await inboxRow(db, 'evt_clock')).status).toBe('done');
+  });
+
   it('stop() lets claimed work finish and starts no new claim', async () => {
     handlers.reset();
     await postStripe(t, paymentIntentEvent('test.slow', { orderId: 'slow2', id: 'evt_slow2' }));
