@@ -7,6 +7,7 @@ import request from 'supertest';
 import { signGithub, signStripe, stripeEvent } from '../support/signers';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { OPERATOR_TOKEN, startTestApp, TestApp, VIEWER_TOKEN } from '../support/test-app';
+import { waitFor } from '../support/wait-for';
 
 const STRIPE_SECRET = 'whsec_leaktest_stripe_0123456789';
 const GITHUB_SECRET = 'gh_leaktest_secret_0123456789';
@@ -102,9 +103,9 @@ describe('logs never carry secrets, tokens, signatures or payloads', () => {
     child.stdout!.on('data', (c) => (out += c));
     child.stderr!.on('data', (c) => (out += c));
     try {
-      await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/health/live`).catch(() => undefined))?.ok === true, 60_000);
+      await waitFor('the service to answer', async () => (await fetch(`http://127.0.0.1:${port}/health/live`).catch(() => undefined))?.ok === true, 60_000);
       const signatures = await fullRun(`http://127.0.0.1:${port}`, { operator: OPERATOR_TOKEN, viewer: VIEWER_TOKEN }, db);
-      await waitFor(async () => out.includes('"path":"/metrics"'), 5_000);
+      await waitFor('the /metrics log line', async () => out.includes('"path":"/metrics"'), 5_000);
       expectNoLeaks(out, signatures);
       const lines = out.split('\n').filter((l) => l.startsWith('{'));
       const parsed = lines.map((l) => JSON.parse(l));
@@ -137,12 +138,4 @@ async function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
-}
-
-async function waitFor(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }

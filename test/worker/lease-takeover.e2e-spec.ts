@@ -2,16 +2,9 @@ import { WorkerFaults } from '../../src/inbox/worker-faults';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { startTestApp, TestApp } from '../support/test-app';
 import { createOrder, ENDPOINTS, inboxRow, orderRow, outboxRows, paymentIntentEvent, postStripe, worker } from './worker-fixtures';
+import { waitFor } from '../support/wait-for';
 
 const LEASE_MS = 5_000;
-
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 describe('worker: leases [scenarios 19, 19a]', () => {
   let db: TestDatabase;

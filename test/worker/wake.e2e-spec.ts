@@ -3,6 +3,7 @@ import { HandlerOutcome, InboxEvent } from '../../src/inbox/inbox.types';
 import { OnWebhookEvent } from '../../src/inbox/on-webhook-event.decorator';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { startTestApp, TestApp } from '../support/test-app';
+import { waitFor } from '../support/wait-for';
 import { drain, ENDPOINTS, inboxRow, paymentIntentEvent, postStripe, worker } from './worker-fixtures';
 
 /** `test.slow` holds its transaction open until the test opens the gate; `test.fast` returns at once. */
@@ -38,14 +39,6 @@ class GatedHandlers {
 @Module({ providers: [GatedHandlers] })
 class GatedHandlersModule {}
 
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 describe('worker wake-ups', () => {
   let db: TestDatabase;
   let t: TestApp;
@@ -69,7 +62,7 @@ describe('worker wake-ups', () => {
 
     await postStripe(t, paymentIntentEvent('test.fast', { orderId: 'fast', id: 'evt_fast' }));
     worker(t).wake();
-    await waitFor(async () => (await inboxRow(db, 'evt_fast')).status === 'done');
+    await waitFor('the later event to be done', async () => (await inboxRow(db, 'evt_fast')).status === 'done');
     expect((await inboxRow(db, 'evt_slow')).status).toBe('processing');
 
     handlers.open();
