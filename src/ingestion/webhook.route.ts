@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { errorResponse } from '../common/error-response';
+import { BadRequestError } from '../common/errors';
 import { IngestionService } from './ingestion.service';
 import { readRawBody } from './raw-body';
 
@@ -39,11 +40,12 @@ export class WebhookRoute {
   }
 }
 
+/** The path parameter decoded as Express would: a malformed escape is the caller's 400. */
 function decodeParam(value: string): string {
   try {
     return decodeURIComponent(value);
   } catch {
-    return value; // not an endpoint id any endpoints file can hold: answered 404
+    throw new BadRequestError('bad_request', 'malformed percent-encoding in the path');
   }
 }
 
