@@ -39,7 +39,7 @@ export class InboxWorker {
   private stopped = false;
   private claimed = 0;
   private idle: (() => void)[] = [];
-  private claims = 0;
+  private leases = 0;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -136,7 +136,7 @@ export class InboxWorker {
 
   /** A token per claim, not per instance: two lanes of one instance must not pass each other's fence. */
   private nextLease(): string {
-    return `${this.workerId}:${++this.claims}`;
+    return `${this.workerId}:${++this.leases}`;
   }
 
   private claim(limit: number): Promise<InboxEvent[]> {
