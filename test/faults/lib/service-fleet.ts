@@ -79,26 +79,26 @@ export class ServiceInstance {
 
   /** SIGKILL: no shutdown hook runs, in-flight transactions are cut. */
   async kill(): Promise<void> {
-    const child = this.child;
-    if (!child || this.pid === undefined) return;
-    this.expectExit = true;
-    this.serving = false;
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGKILL');
-    await exited;
-    this.kills++;
+    if (await this.terminate('SIGKILL')) this.kills++;
   }
 
+  /** SIGTERM, and SIGKILL if the service has not exited 15 s later. */
   async stop(): Promise<void> {
+    await this.terminate('SIGTERM', 15_000);
+  }
+
+  /** Sends `signal` and waits for the exit; false when nothing was running. */
+  private async terminate(signal: NodeJS.Signals, killAfterMs?: number): Promise<boolean> {
     const child = this.child;
-    if (!child || this.pid === undefined) return;
+    if (!child || this.pid === undefined) return false;
     this.expectExit = true;
     this.serving = false;
     const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    child.kill(signal);
+    const timer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), killAfterMs);
     await exited;
     clearTimeout(timer);
+    return true;
   }
 
   async closeLog(): Promise<void> {
