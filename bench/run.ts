@@ -14,7 +14,7 @@ import { freshDatabase, seedPaymentBacklog, startServer, waitForCount, waitUntil
 import { BENCH_STRIPE_SECRET, startService } from './lib/service';
 import { Sink } from './lib/sink';
 import { median, round, summarize } from './lib/stats';
-import { CLAIM_DUE } from '../src/inbox/inbox.queries';
+import { CLAIM } from '../src/inbox/inbox.queries';
 
 const quick = process.argv.includes('--quick');
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
@@ -387,7 +387,7 @@ async function claimHygiene(server: BenchServer): Promise<void> {
         for (let i = 0; i < 200; i++) {
           const t0 = performance.now();
           await c.query('BEGIN');
-          await c.query(CLAIM_DUE, [new Date(), 64]);
+          await c.query(CLAIM, [new Date(), 'bench', 64, 30_000]);
           await c.query('ROLLBACK'); // the same rows stay due: every sample claims the same way
           times.push(performance.now() - t0);
         }

@@ -1,6 +1,5 @@
-import type { Pool, PoolClient } from 'pg';
-import type { DataSource, EntityManager } from 'typeorm';
-import type { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
+import type { Pool } from 'pg';
+import type { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 
 /**
@@ -16,10 +15,4 @@ import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 export async function queryPrepared<R>(dataSource: DataSource, name: string, text: string, values: unknown[]): Promise<R[]> {
   const pool = (dataSource.driver as PostgresDriver).master as Pool;
   return (await pool.query({ name, text, values })).rows as R[];
-}
-
-/** The same inside a transaction: on the transaction's own connection. */
-export async function queryPreparedIn<R>(tx: EntityManager, name: string, text: string, values: unknown[]): Promise<R[]> {
-  const client = (await (tx.queryRunner as PostgresQueryRunner).connect()) as PoolClient;
-  return (await client.query({ name, text, values })).rows as R[];
 }

@@ -8,9 +8,8 @@ export const INBOX_CHANNEL = 'webhook_inbox';
 const INTERVAL_NAME = 'inbox-worker';
 
 /**
- * Wakes the worker every WORKER_POLL_MS, after counting the attempts that ended
- * without an outcome, and as soon as any instance accepts an event
- * (LISTEN/NOTIFY; at once inside this instance). Only in instances with
+ * Wakes the worker every WORKER_POLL_MS and as soon as any instance accepts an
+ * event (LISTEN/NOTIFY; at once inside this instance). Only in instances with
  * the `worker` role.
  */
 @Injectable()
@@ -27,10 +26,9 @@ export class InboxWorkerScheduler implements OnApplicationBootstrap, OnModuleDes
   async onApplicationBootstrap(): Promise<void> {
     if (!this.config.roles.has('worker')) return;
     this.started = true;
-    const tick = () => void this.worker.recover().finally(() => this.worker.wake());
-    this.scheduler.addInterval(INTERVAL_NAME, setInterval(tick, this.config.worker.pollMs));
+    this.scheduler.addInterval(INTERVAL_NAME, setInterval(() => this.worker.wake(), this.config.worker.pollMs));
     await this.notifications.listen(INBOX_CHANNEL, () => this.worker.wake());
-    tick();
+    this.worker.wake();
   }
 
   async onModuleDestroy(): Promise<void> {

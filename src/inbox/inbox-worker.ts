@@ -1,31 +1,37 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { AcceptToDoneMetrics, WorkerMetrics } from '../observability/worker.metrics';
-import { ClaimResult, InboxEventProcessor } from './inbox-event.processor';
+import { InboxEventProcessor } from './inbox-event.processor';
+import { InboxRepository } from './inbox.repository';
+import { InboxEvent } from './inbox.types';
 
-/** Events claimed by runOnce() at most. */
+/** Events claimed by runOnce(); small enough that they all finish well inside a lease. */
 export const CLAIM_BATCH = 512;
 /**
- * Events per claim, and so per transaction (each in its own savepoint). Kept
- * under PostgreSQL's 64 cached subtransactions per transaction, past which
- * every reader slows down.
+ * Events per transaction (each in its own savepoint). Kept under PostgreSQL's
+ * 64 cached subtransactions per transaction, past which every reader slows down.
  */
 export const TRANSACTION_BATCH = 64;
 
 /**
- * Runs lanes, each claiming a batch of due events and processing it in one
- * transaction; any number of instances run side by side (SKIP LOCKED).
+ * Claims due events in one short statement and processes them in batches, one
+ * transaction per batch and several batches at once. Any number of instances
+ * run this side by side; SKIP LOCKED and leases keep them apart.
  *
- * Driven by wake(): a wake-up starts a lane at once when one is free, even
- * while other batches are running, so a new event never waits for the batch in
- * front of it. One claim at a time: a lane whose claim came back full wakes the
- * next one, so a backlog fills every lane within a few claims while a trickle
- * of events costs one claim each, not one per lane.
+ * Driven by wake(): a wake-up claims at once when a lane is free, even while
+ * other batches are still running, so a new event never waits for the batch in
+ * front of it. One claim at a time, a batch for every lane, keeps a short queue
+ * ahead of the lanes under load (when each lane claimed its own batch, every
+ * claim skipped past the rows the other lanes had locked, and the claims cost
+ * more than the business transactions).
  */
 @Injectable()
 export class InboxWorker {
   private readonly logger = new Logger(InboxWorker.name);
   private readonly concurrency: number;
+  /** Claimed batches no lane has started yet. */
+  private readonly queue: InboxEvent[][] = [];
   private busyLanes = 0;
   private claiming = false;
   /** A wake-up since the last claim started, or the last claim came back full. */
@@ -33,14 +39,17 @@ export class InboxWorker {
   private stopped = false;
   private claimed = 0;
   private idle: (() => void)[] = [];
+  private leases = 0;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly repository: InboxRepository,
     private readonly processor: InboxEventProcessor,
+    private readonly clock: Clock,
     private readonly metrics: WorkerMetrics,
     private readonly latency: AcceptToDoneMetrics,
   ) {
-    // Each lane holds one pooled connection; leave room for ingestion and the API.
+    // Each lane holds one pooled connection; leave room for claims and the API.
     this.concurrency = Math.max(1, Math.min(8, config.databasePoolSize - 2));
   }
 
@@ -68,57 +77,54 @@ export class InboxWorker {
     await this.whenIdle();
   }
 
-  /** Counts and frees the attempts that ended without an outcome (see InboxEventProcessor); the caller wakes the worker. */
-  async recover(): Promise<void> {
-    try {
-      await this.processor.recoverLostAttempts();
-    } catch (error) {
-      this.logger.error({ err: (error as Error).message }, 'recovery of lost attempts failed');
-    }
-  }
-
-  /** Claims up to CLAIM_BATCH due events, a batch per lane, and processes them; resolves with the number claimed. */
+  /** Claims one batch and processes it; resolves with the number of events claimed. */
   async runOnce(): Promise<number> {
-    let total = 0;
-    let more = true;
+    const batches = this.split(await this.claim(CLAIM_BATCH));
+    let next = 0;
     const lane = async (): Promise<void> => {
-      while (more && total < CLAIM_BATCH) {
-        const limit = Math.min(TRANSACTION_BATCH, CLAIM_BATCH - total);
-        const result = await this.processor.processDue(limit, (count) => {
-          total += count;
-          if (count < limit) more = false;
-        });
-        this.record(result);
-      }
+      while (next < batches.length) await this.processBatch(batches[next++]);
     };
-    await Promise.all(Array.from({ length: this.concurrency }, lane));
-    return total;
+    await Promise.all(Array.from({ length: Math.min(this.concurrency, batches.length) }, lane));
+    return batches.reduce((n, batch) => n + batch.length, 0);
   }
 
   private pump(): void {
-    if (this.due && !this.claiming && !this.stopped && this.busyLanes < this.concurrency) {
+    while (this.busyLanes < this.concurrency && this.queue.length > 0) this.run(this.queue.shift()!);
+    // Claim ahead while the queue holds less than a batch for every lane.
+    if (this.due && !this.claiming && !this.stopped && this.queue.length < this.concurrency) {
       this.due = false;
       this.claiming = true;
-      this.busyLanes++;
-      const claimed = (count: number) => {
+      void this.claimAhead().finally(() => {
         this.claiming = false;
-        this.claimed += count;
-        if (count === TRANSACTION_BATCH) this.due = true;
         this.pump();
-      };
-      this.processor
-        .processDue(TRANSACTION_BATCH, claimed)
-        .then((result) => this.record(result))
-        .catch((error: Error) => this.logger.error({ err: error.message }, 'batch failed; recovery counts its attempts'))
-        .finally(() => {
-          this.claiming = false;
-          this.busyLanes--;
-          this.pump();
-        });
+      });
     }
-    if (this.busyLanes === 0 && (!this.due || this.stopped)) {
+    if (this.busyLanes === 0 && !this.claiming && this.queue.length === 0 && (!this.due || this.stopped)) {
       for (const resolve of this.idle.splice(0)) resolve();
     }
+  }
+
+  private async claimAhead(): Promise<void> {
+    const size = this.concurrency * TRANSACTION_BATCH;
+    try {
+      const events = await this.claim(size);
+      this.claimed += events.length;
+      if (events.length === size) this.due = true;
+      this.queue.push(...this.split(events));
+    } catch (error) {
+      // Typically the database is unreachable; the next poll wakes the worker again.
+      this.logger.error({ err: (error as Error).message }, 'claim failed');
+    }
+  }
+
+  private run(batch: InboxEvent[]): void {
+    this.busyLanes++;
+    this.processBatch(batch)
+      .catch((error: Error) => this.logger.error({ events: batch.length, err: error.message }, 'batch failed; its leases expire and it is retried'))
+      .finally(() => {
+        this.busyLanes--;
+        this.pump();
+      });
   }
 
   private whenIdle(): Promise<void> {
@@ -128,8 +134,26 @@ export class InboxWorker {
     });
   }
 
-  private record({ events, outcomes }: ClaimResult): void {
-    const now = Date.now();
+  /** A token per claim, not per instance: two lanes of one instance must not pass each other's fence. */
+  private nextLease(): string {
+    return `${this.workerId}:${++this.leases}`;
+  }
+
+  private claim(limit: number): Promise<InboxEvent[]> {
+    return this.repository.claim(this.nextLease(), this.clock.now(), limit, this.config.worker.leaseMs);
+  }
+
+  /** Transaction-sized batches, spread over the lanes so that a small claim still runs in parallel. */
+  private split(events: InboxEvent[]): InboxEvent[][] {
+    const size = Math.max(1, Math.min(TRANSACTION_BATCH, Math.ceil(events.length / this.concurrency)));
+    const batches: InboxEvent[][] = [];
+    for (let i = 0; i < events.length; i += size) batches.push(events.slice(i, i + size));
+    return batches;
+  }
+
+  private async processBatch(events: InboxEvent[]): Promise<void> {
+    const outcomes = await this.processor.processBatch(events);
+    const now = this.clock.now().getTime();
     outcomes.forEach((outcome, i) => {
       this.metrics.attempt(outcome);
       if (outcome === 'done') this.latency.observe((now - events[i].receivedAt.getTime()) / 1000);

@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { ClaimJournal } from './claim-journal';
 import { HandlerRegistry } from './handler.registry';
 import { InboxRepository } from './inbox.repository';
 import { InboxService } from './inbox.service';
@@ -16,7 +15,6 @@ import { WorkerFaults } from './worker-faults';
     InboxService,
     HandlerRegistry,
     InboxEventProcessor,
-    ClaimJournal,
     InboxWorker,
     InboxWorkerScheduler,
     WorkerFaults,

@@ -30,98 +30,76 @@ export function acceptMany(rows: number): string {
   RETURNING id, source_scope, event_id, (xmax = 0) AS inserted, status, payload_sha256`;
 }
 
-/** last_error of an attempt whose worker died (or lost its transaction) before recording an outcome. */
-export const WORKER_LOST = 'worker_lost';
-
-const EVENT_COLUMNS = `id, source_scope, event_id, tenant_id, provider, endpoint_id, event_type,
-  payload, attempts, last_error, received_at`;
+const EVENT_COLUMNS = `i.id, i.source_scope, i.event_id, i.tenant_id, i.provider, i.endpoint_id, i.event_type,
+  i.payload, i.attempts, i.received_at`;
 
 /**
- * Opens a claim in the processing transaction: the advisory lock $1 tells
- * recovery that this claim's journal row (written next) still has a living
- * owner, and the lease becomes the server's own limit on the transaction: a
- * transaction left idle for $2 ms (its worker stalled or vanished) is ended by
- * PostgreSQL, which releases its events for another worker.
+ * Claims up to $3 due pending rows (index webhook_inbox_due) and up to $3 rows
+ * whose lease expired (index webhook_inbox_leased) for worker $2 until $1 + $4 ms.
+ * SKIP LOCKED lets any number of instances claim side by side. A reclaimed lease
+ * counts as a lost attempt, so an event that kills its worker is not retried forever.
+ * A new row is due at its insert's now(), in microseconds: the database clock
+ * counts too, or a claim in the same millisecond as the commit (a JS Date has no
+ * finer grain) would miss the event and leave it to the next poll.
  */
-export const OPEN_CLAIM = `SELECT pg_advisory_xact_lock($1), set_config('idle_in_transaction_session_timeout', $2, true)`;
-
-/**
- * Locks up to $2 due pending events (index webhook_inbox_due) for the rest of
- * the transaction; the claim itself writes nothing. SKIP LOCKED lets any number
- * of lanes and instances claim side by side. Due by the database clock too: a
- * new row is due at its insert's now(), in microseconds, and a JS Date has no
- * finer grain than a millisecond, so a claim in the same millisecond as the
- * commit would otherwise miss the event and leave it to the next poll.
- */
-export const CLAIM_DUE = `
-  SELECT ${EVENT_COLUMNS} FROM webhook_inbox
-   WHERE status = 'pending' AND next_attempt_at <= greatest($1::timestamptz, now())
-   ORDER BY next_attempt_at
-   LIMIT $2
-     FOR UPDATE SKIP LOCKED`;
-
-/** Locks these events, if still pending and free: each is then processed alone. */
-export const CLAIM_IDS = `
-  SELECT ${EVENT_COLUMNS} FROM webhook_inbox
-   WHERE id = ANY($1::bigint[]) AND status = 'pending'
-     FOR UPDATE SKIP LOCKED`;
-
-/** The claim's journal row, committed on a connection of its own before the work starts. */
-export const JOURNAL_CLAIM = `INSERT INTO inbox_claims (lock_key, worker, event_ids) VALUES ($1, $2, $3)`;
-
-export const FORGET_CLAIM = `DELETE FROM inbox_claims WHERE lock_key = $1`;
-
-/**
- * Ends a claim in its processing transaction: deletes its journal row and
- * writes every outcome at once. A row with a status settles the event (done,
- * ignored, quarantined); a row without one is a failed attempt: back to pending
- * at its next_attempt_at, or quarantined once the attempts reach $3.
- */
-export const COMPLETE_CLAIM = `
-  WITH journal AS (DELETE FROM inbox_claims WHERE lock_key = $1)
-  UPDATE webhook_inbox i
-     SET status = CASE WHEN v.status IS NOT NULL THEN v.status
-                       WHEN i.attempts + 1 >= $3 THEN 'quarantined' ELSE 'pending' END,
-         status_reason = CASE WHEN v.status IS NOT NULL THEN v.reason
-                              WHEN i.attempts + 1 >= $3 THEN 'max_attempts' END,
-         completed_at = CASE WHEN v.status IS NOT NULL OR i.attempts + 1 >= $3 THEN $2::timestamptz END,
-         attempts = i.attempts + (v.status IS NULL)::int,
-         last_error = CASE WHEN v.status IS NULL THEN v.error ELSE i.last_error END,
-         next_attempt_at = CASE WHEN v.status IS NULL THEN v.next_attempt_at ELSE i.next_attempt_at END
-    FROM unnest($4::bigint[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])
-         AS v(id, status, reason, error, next_attempt_at)
-   WHERE i.id = v.id
-  RETURNING i.id, i.status, i.attempts`;
-
-/**
- * Counts the attempts that ended without an outcome, and frees them: journal
- * rows whose owner no longer holds their advisory lock (the worker died, or its
- * transaction was ended for it), and rows an older version left 'processing'
- * under an expired lease. Each event gets one attempt more, quarantined at $1.
- * SKIP LOCKED: two instances recovering at once take different rows.
- */
-export const RECOVER_LOST_ATTEMPTS = `
-  WITH orphaned AS (
-    DELETE FROM inbox_claims c
-     WHERE c.lock_key IN (SELECT lock_key FROM inbox_claims FOR UPDATE SKIP LOCKED)
-       AND pg_try_advisory_xact_lock(c.lock_key)
-    RETURNING c.event_ids
-  ), lost AS (
-    SELECT unnest(event_ids) AS id FROM orphaned
-    UNION
-    SELECT id FROM webhook_inbox WHERE status = 'processing' AND locked_until < $2
+export const CLAIM = `
+  WITH due AS (
+    SELECT id FROM webhook_inbox
+     WHERE status = 'pending' AND next_attempt_at <= greatest($1::timestamptz, now())
+     ORDER BY next_attempt_at
+     LIMIT $3
+       FOR UPDATE SKIP LOCKED
+  ), expired AS (
+    SELECT id FROM webhook_inbox
+     WHERE status = 'processing' AND locked_until < $1
+     ORDER BY locked_until
+     LIMIT $3
+       FOR UPDATE SKIP LOCKED
   )
   UPDATE webhook_inbox i
-     SET attempts = i.attempts + 1,
-         last_error = CASE WHEN i.status = 'processing' THEN 'lease_expired' ELSE '${WORKER_LOST}' END,
-         status = CASE WHEN i.attempts + 1 >= $1 THEN 'quarantined' ELSE 'pending' END,
-         status_reason = CASE WHEN i.attempts + 1 >= $1 THEN 'max_attempts' END,
-         completed_at = CASE WHEN i.attempts + 1 >= $1 THEN $2::timestamptz END,
+     SET status = 'processing',
+         locked_by = $2,
+         locked_until = $1::timestamptz + $4 * interval '1 millisecond',
+         attempts = i.attempts + (i.status = 'processing')::int,
+         last_error = CASE WHEN i.status = 'processing' THEN 'lease_expired' ELSE i.last_error END
+   WHERE i.id IN (SELECT id FROM (SELECT id FROM due UNION ALL SELECT id FROM expired) AS picked LIMIT $3)
+  RETURNING ${EVENT_COLUMNS}`;
+
+/**
+ * Fenced completion of many events at once: only rows still held by claim $5
+ * change. Fewer rows than ids means a lease was lost.
+ */
+export const FINISH_MANY = `
+  UPDATE webhook_inbox i
+     SET status = v.status, status_reason = v.reason, completed_at = $4, locked_by = NULL, locked_until = NULL
+    FROM unnest($1::bigint[], $2::text[], $3::text[]) AS v(id, status, reason)
+   WHERE i.id = v.id AND i.locked_by = $5 AND i.status = 'processing'`;
+
+/**
+ * Fenced completion: changes the row only while claim $2 still holds the lease.
+ * Zero rows means the lease was lost and the caller must roll back.
+ */
+export const FINISH = `
+  UPDATE webhook_inbox
+     SET status = $3, status_reason = $4, completed_at = $5, locked_by = NULL, locked_until = NULL
+   WHERE id = $1 AND locked_by = $2 AND status = 'processing'`;
+
+/**
+ * Records a failed attempt (fenced like FINISH): back to pending at $4, or
+ * quarantined once the attempts reach $5.
+ */
+export const RECORD_FAILURE = `
+  UPDATE webhook_inbox
+     SET attempts = attempts + 1,
+         last_error = $3,
+         status = CASE WHEN attempts + 1 >= $5 THEN 'quarantined' ELSE 'pending' END,
+         status_reason = CASE WHEN attempts + 1 >= $5 THEN 'max_attempts' END,
+         completed_at = CASE WHEN attempts + 1 >= $5 THEN $6::timestamptz END,
+         next_attempt_at = $4,
          locked_by = NULL,
          locked_until = NULL
-    FROM lost
-   WHERE i.id = lost.id AND i.status IN ('pending', 'processing')
-  RETURNING i.id, i.event_id, i.source_scope, i.status, i.attempts`;
+   WHERE id = $1 AND locked_by = $2 AND status = 'processing'
+  RETURNING status, attempts`;
 
 // ---- Admin SQL (admin module, through InboxService). Not hot path, but reviewed like it. ----
 
@@ -162,15 +140,11 @@ export function adminReplayBatch(filterSql: string, idsParam: string, nowParam: 
   RETURNING w.id, old.status AS before`;
 }
 
-/**
- * Open backlog via the partial indexes (pending, processing, quarantined); never scans done rows.
- * Events being processed stay `pending` under their claim's row lock: the claim journal counts them.
- */
+/** Open backlog via the partial indexes (pending, processing, quarantined); never scans done rows. */
 export const ADMIN_BACKLOG = `
   SELECT 'pending' AS status, count(*)::int AS n, min(received_at) AS oldest FROM webhook_inbox WHERE status = 'pending'
   UNION ALL
-  SELECT 'processing', ((SELECT count(*) FROM webhook_inbox WHERE status = 'processing')
-                         + (SELECT coalesce(sum(cardinality(event_ids)), 0) FROM inbox_claims))::int, NULL
+  SELECT 'processing', count(*)::int, NULL FROM webhook_inbox WHERE status = 'processing'
   UNION ALL
   SELECT 'quarantined', count(*)::int, NULL FROM webhook_inbox WHERE status = 'quarantined'`;
 

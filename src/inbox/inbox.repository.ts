@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { queryPrepared, queryPreparedIn } from '../database/prepared-statement';
-import { acceptMany, CLAIM_DUE, CLAIM_IDS, COMPLETE_CLAIM, DELETE_IDENTITIES, OPEN_CLAIM, PURGE_PAYLOADS, RECOVER_LOST_ATTEMPTS } from './inbox.queries';
+import { queryPrepared } from '../database/prepared-statement';
+import { acceptMany, CLAIM, DELETE_IDENTITIES, FINISH, FINISH_MANY, PURGE_PAYLOADS, RECORD_FAILURE } from './inbox.queries';
 import {
   ADMIN_BACKLOG,
   ADMIN_LOCK,
@@ -50,29 +50,7 @@ interface IdentityRow {
 interface EventRow extends IdentityRow {
   payload: unknown;
   attempts: number;
-  last_error: string | null;
   received_at: Date;
-}
-
-/** One event's outcome for completeClaim: a final status, or a failed attempt to retry at `nextAttemptAt`. */
-export type ClaimOutcome =
-  | { id: string; status: 'done' | 'ignored' | 'quarantined'; reason: string | null }
-  | { id: string; status: null; error: string; nextAttemptAt: Date };
-
-function toEvent(r: EventRow): InboxEvent {
-  return {
-    id: String(r.id),
-    sourceScope: r.source_scope,
-    eventId: r.event_id,
-    tenantId: r.tenant_id,
-    provider: r.provider,
-    endpointId: r.endpoint_id,
-    eventType: r.event_type,
-    payload: r.payload,
-    attempts: r.attempts,
-    lastError: r.last_error,
-    receivedAt: r.received_at,
-  };
 }
 
 /** The only owner of `webhook_inbox` SQL. */
@@ -114,51 +92,74 @@ export class InboxRepository {
     });
   }
 
-  /** Opens a claim in `tx` (see OPEN_CLAIM): advisory lock `lockKey`, the lease as the idle-transaction limit. */
-  async openClaim(tx: EntityManager, lockKey: string, leaseMs: number): Promise<void> {
-    await queryPreparedIn(tx, 'inbox_open_claim', OPEN_CLAIM, [lockKey, String(leaseMs)]);
+  /** One short autocommit statement: claims due and lease-expired rows under the claim token `lease`. */
+  async claim(lease: string, now: Date, limit: number, leaseMs: number): Promise<InboxEvent[]> {
+    const rows = await queryPrepared<EventRow>(this.dataSource, 'inbox_claim', CLAIM, [now, lease, limit, leaseMs]);
+    // UPDATE ... RETURNING has no order: put the events back in arrival order, which a batch applies them in.
+    rows.sort((a, b) => Number(BigInt(a.id) - BigInt(b.id)));
+    return rows.map((r) => ({
+      id: String(r.id),
+      sourceScope: r.source_scope,
+      eventId: r.event_id,
+      tenantId: r.tenant_id,
+      provider: r.provider,
+      endpointId: r.endpoint_id,
+      eventType: r.event_type,
+      payload: r.payload,
+      attempts: r.attempts,
+      receivedAt: r.received_at,
+      lease,
+    }));
   }
 
-  /** Locks up to `limit` due events in `tx`, oldest first. */
-  async claimDue(tx: EntityManager, now: Date, limit: number): Promise<InboxEvent[]> {
-    return (await queryPreparedIn<EventRow>(tx, 'inbox_claim_due', CLAIM_DUE, [now, limit])).map(toEvent);
-  }
-
-  /** Locks those of `ids` that are still pending and free, in id order. */
-  async claimIds(tx: EntityManager, ids: string[]): Promise<InboxEvent[]> {
-    const rows = await queryPreparedIn<EventRow>(tx, 'inbox_claim_ids', CLAIM_IDS, [ids]);
-    return rows.map(toEvent).sort((a, b) => Number(BigInt(a.id) - BigInt(b.id)));
-  }
-
-  /** Writes every outcome of a claim and deletes its journal row, in `tx`; returns each row's new status. */
-  async completeClaim(
+  /** Fenced final status in the caller's transaction; false when the lease was lost. */
+  async finish(
     tx: EntityManager,
-    lockKey: string,
-    outcomes: ClaimOutcome[],
-    maxAttempts: number,
+    id: string,
+    lease: string,
+    status: 'done' | 'ignored' | 'quarantined',
+    reason: string | null,
     now: Date,
-  ): Promise<Map<string, { status: InboxStatus; attempts: number }>> {
-    const [rows]: [{ id: string; status: InboxStatus; attempts: number }[], number] = await tx.query(COMPLETE_CLAIM, [
-      lockKey,
-      now,
-      maxAttempts,
+  ): Promise<boolean> {
+    const [, count]: [unknown, number] = await tx.query(FINISH, [id, lease, status, reason, now]);
+    return count === 1;
+  }
+
+  /** Fenced completion of a batch in `tx`; false if any lease was lost (the caller rolls back). */
+  async finishMany(
+    tx: EntityManager,
+    outcomes: { id: string; status: 'done' | 'ignored' | 'quarantined'; reason: string | null }[],
+    lease: string,
+    now: Date,
+  ): Promise<boolean> {
+    const [, count]: [unknown, number] = await tx.query(FINISH_MANY, [
       outcomes.map((o) => o.id),
       outcomes.map((o) => o.status),
-      outcomes.map((o) => (o.status ? o.reason : null)),
-      outcomes.map((o) => (o.status ? null : o.error)),
-      outcomes.map((o) => (o.status ? null : o.nextAttemptAt)),
+      outcomes.map((o) => o.reason),
+      now,
+      lease,
     ]);
-    return new Map(rows.map((r) => [String(r.id), { status: r.status, attempts: r.attempts }]));
+    return count === outcomes.length;
   }
 
-  /** One autocommit statement: counts and frees the attempts that ended without an outcome (see RECOVER_LOST_ATTEMPTS). */
-  async recoverLostAttempts(
+  /** Fenced retry bookkeeping; undefined when the lease was lost. */
+  async recordFailure(
+    id: string,
+    lease: string,
+    error: string,
+    nextAttemptAt: Date,
     maxAttempts: number,
     now: Date,
-  ): Promise<{ id: string; eventId: string; sourceScope: string; status: InboxStatus; attempts: number }[]> {
-    const [rows]: [{ id: string; event_id: string; source_scope: string; status: InboxStatus; attempts: number }[], number] =
-      await this.dataSource.query(RECOVER_LOST_ATTEMPTS, [maxAttempts, now]);
-    return rows.map((r) => ({ id: String(r.id), eventId: r.event_id, sourceScope: r.source_scope, status: r.status, attempts: r.attempts }));
+  ): Promise<{ status: InboxStatus; attempts: number } | undefined> {
+    const [rows]: [{ status: InboxStatus; attempts: number }[], number] = await this.dataSource.query(RECORD_FAILURE, [
+      id,
+      lease,
+      error,
+      nextAttemptAt,
+      maxAttempts,
+      now,
+    ]);
+    return rows[0];
   }
 
   // ---- Retention: one bounded batch per call, each its own autocommit statement ----

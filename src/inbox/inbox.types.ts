@@ -43,9 +43,9 @@ export interface InboxEvent extends InboxIdentity {
   payload: any;
   /** Failed attempts before this one. */
   attempts: number;
-  /** The error of the last failed attempt, if any. */
-  lastError: string | null;
   receivedAt: Date;
+  /** The claim that holds the event (`locked_by`): completion is fenced by it, so a lane that lost the lease changes nothing. */
+  lease: string;
 }
 
 /**

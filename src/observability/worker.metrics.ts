@@ -3,7 +3,7 @@ import { Counter, Histogram } from 'prom-client';
 import { MetricsRegistry } from './metrics.registry';
 
 /** Outcomes of one worker attempt on an inbox event. */
-export type WorkerAttemptOutcome = 'done' | 'ignored' | 'retry' | 'quarantined' | 'lost';
+export type WorkerAttemptOutcome = 'done' | 'ignored' | 'retry' | 'quarantined' | 'lost_lease';
 
 /** Worker attempts by outcome: the worker calls `attempt(outcome)` once per processed event. */
 @Injectable()
@@ -13,7 +13,7 @@ export class WorkerMetrics {
   constructor(registry: MetricsRegistry) {
     this.attempts = new Counter({
       name: 'webhook_worker_attempts_total',
-      help: 'Worker attempts on inbox events by outcome (done, ignored, retry, quarantined, lost)',
+      help: 'Worker attempts on inbox events by outcome (done, ignored, retry, quarantined, lost_lease)',
       labelNames: ['outcome'],
       registers: [registry],
     });
