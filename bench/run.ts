@@ -11,9 +11,10 @@ import { Pool as PgPool } from 'pg';
 import { Pool } from 'undici';
 import { signRequest } from '../src/cli/sign-request';
 import { freshDatabase, seedPaymentBacklog, startServer, waitForCount, waitUntilNone, withClient, BenchServer } from './lib/database';
-import { BENCH_STRIPE_SECRET, startService } from './lib/service';
+import { BENCH_STRIPE_SECRET, postgresCpuMs, startService } from './lib/service';
 import { Sink } from './lib/sink';
 import { median, round, summarize } from './lib/stats';
+import { StatementShare, StatementStats } from './lib/statements';
 import { CLAIM } from '../src/inbox/inbox.queries';
 
 const quick = process.argv.includes('--quick');
@@ -29,6 +30,8 @@ interface Row {
   unit: string;
   ratio?: number;
   notes?: string;
+  /** With --statements: PostgreSQL's execution time per event or request, by statement. */
+  statements?: StatementShare[];
 }
 /** Every sample of each stage, in first-seen order; the table shows the median round. */
 const samples = new Map<string, Row[]>();
@@ -39,6 +42,8 @@ const rows = {
 };
 const rounds = Number(process.argv.find((a) => a.startsWith('--rounds='))?.slice('--rounds='.length) ?? (quick ? 1 : 3));
 const log = (line: string) => process.stderr.write(`${line}\n`);
+const withStatements = process.argv.includes('--statements');
+let statements: StatementStats;
 
 /** ~1 KB JSON payload, like a Stripe payment_intent event. */
 function payload(id: string, order: string): string {
@@ -112,7 +117,8 @@ async function ingestion(server: BenchServer, label: string, env: Record<string,
     const acked: string[] = [];
     let next = 0;
     const started = performance.now();
-    const cpuBefore = service.cpuMs();
+    await statements.reset();
+    const cpuBefore = { service: service.cpuMs(), postgres: postgresCpuMs() };
     await Promise.all(
       Array.from({ length: 64 }, async () => {
         while (next < count) {
@@ -126,7 +132,8 @@ async function ingestion(server: BenchServer, label: string, env: Record<string,
       }),
     );
     const seconds = (performance.now() - started) / 1000;
-    const cpuPerRequestUs = ((service.cpuMs() - cpuBefore) * 1000) / count;
+    const cpuPerRequestUs = ((service.cpuMs() - cpuBefore.service) * 1000) / count;
+    const postgresPerRequestUs = ((postgresCpuMs() - cpuBefore.postgres) * 1000) / count;
     await pool.close();
     const stored = await withClient(db.url, async (c) => {
       const { rows: found } = await c.query('SELECT count(*)::int AS n FROM webhook_inbox WHERE event_id = ANY($1)', [acked]);
@@ -139,7 +146,8 @@ async function ingestion(server: BenchServer, label: string, env: Record<string,
       value: round(rate, 0),
       unit: 'accepted/s',
       ratio: round(rate / base, 2),
-      notes: `p50 ${p50} ms, p99 ${p99} ms; service CPU ${round(cpuPerRequestUs, 0)} us/request; ${acked.length}/${count} acked, ${stored} of them in the inbox${stored === acked.length ? '' : ' (LOST!)'}`,
+      statements: await statements.top(db.url, count),
+      notes: `p50 ${p50} ms, p99 ${p99} ms; CPU per request: service ${round(cpuPerRequestUs, 0)} us, PostgreSQL ${round(postgresPerRequestUs, 0)} us; ${acked.length}/${count} acked, ${stored} of them in the inbox${stored === acked.length ? '' : ' (LOST!)'}`,
     });
     return rate;
   } finally {
@@ -155,7 +163,12 @@ async function workerDrain(server: BenchServer, instances: number, base: number)
   );
   try {
     await seedPaymentBacklog(db.url, 1, SIZES.drain);
+    await statements.reset();
+    const cpuBefore = { service: services.reduce((t, s) => t + s.cpuMs(), 0), postgres: postgresCpuMs() };
     const seconds = await waitUntilNone(db.url, 'webhook_inbox', ['pending', 'processing']);
+    const perEventUs = (ms: number) => round((ms * 1000) / SIZES.drain, 0);
+    const serviceUs = perEventUs(services.reduce((t, s) => t + s.cpuMs(), 0) - cpuBefore.service);
+    const postgresUs = perEventUs(postgresCpuMs() - cpuBefore.postgres);
     const { done, effects } = await withClient(db.url, async (c) => {
       const { rows: [r] } = await c.query(
         `SELECT (SELECT count(*)::int FROM webhook_inbox WHERE status = 'done') AS done, (SELECT count(*)::int FROM outbox) AS effects`,
@@ -168,7 +181,8 @@ async function workerDrain(server: BenchServer, instances: number, base: number)
       value: round(rate, 0),
       unit: 'events/s',
       ratio: round(rate / base, 2),
-      notes: `${done}/${SIZES.drain} events done -> ${effects} outbox rows (expected ${SIZES.drain * 2})`,
+      statements: await statements.top(db.url, SIZES.drain),
+      notes: `${done}/${SIZES.drain} events done -> ${effects} outbox rows (expected ${SIZES.drain * 2}); CPU per event: service ${serviceUs} us, PostgreSQL ${postgresUs} us`,
     });
     return rate;
   } finally {
@@ -248,6 +262,7 @@ async function relay(server: BenchServer, base: number): Promise<number> {
            FROM generate_series(1, $1) g`,
         [SIZES.relay],
       );
+      await statements.reset();
       await c.query(`SELECT pg_notify('outbox', NULL)`);
     });
     const seconds = await waitUntilNone(db.url, 'outbox', ['pending', 'delivering']);
@@ -258,6 +273,7 @@ async function relay(server: BenchServer, base: number): Promise<number> {
       value: round(rate, 0),
       unit: 'deliveries/s',
       ratio: round(rate / base, 2),
+      statements: await statements.top(db.url, SIZES.relay),
       notes: `${delivered}/${SIZES.relay} delivered; ${sink.requests} requests for ${sink.firstSeen.size} keys`,
     });
     return rate;
@@ -450,15 +466,21 @@ function print(table: (Row & { spread: string })[]): void {
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((t) => t[i].length)));
   const line = (row: string[]) => `| ${row.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
   process.stdout.write(`${line(header)}\n${line(widths.map((w) => '-'.repeat(w)))}\n${cells.map(line).join('\n')}\n`);
+  for (const r of table.filter((t) => t.statements?.length)) {
+    const unit = { 'events/s': 'event', 'deliveries/s': 'delivery' }[r.unit] ?? 'request';
+    process.stdout.write(`\nPostgreSQL execution time per ${unit}, ${r.stage} (median round):\n`);
+    for (const st of r.statements!) process.stdout.write(`  ${String(st.usPerUnit).padStart(5)} us  ${st.calls} calls, ${st.rows} rows  ${st.query}\n`);
+  }
 }
 
 async function main(): Promise<void> {
   mkdirSync(join(__dirname, 'results'), { recursive: true });
-  const server = await startServer();
+  const server = await startServer({ statements: withStatements });
+  statements = await StatementStats.open(server.url, withStatements);
   log(`bench on ${server.embedded ? 'an embedded PostgreSQL' : 'DATABASE_URL'}${quick ? ' (quick)' : ''}`);
   try {
     // Throughput stages run in interleaved rounds, each against the baseline of its own round.
-    const throughput = ['ingestion', 'worker', 'relay'].some(wanted);
+    const throughput = ['ingestion', 'worker', 'drain', 'graphile', 'relay'].some(wanted);
     for (let round = 1; throughput && round <= rounds; round++) {
       log(`round ${round}/${rounds}: baseline (pgbench)...`);
       const base = await baseline(server);
@@ -468,10 +490,13 @@ async function main(): Promise<void> {
         log('ingestion, group commit...');
         await ingestion(server, 'group commit on (defaults)', {}, base);
       }
-      if (wanted('worker')) {
+      // `worker` is both halves; `drain` or `graphile` alone when comparing variants of one.
+      if (wanted('worker') || wanted('drain')) {
         log('worker drain...');
         await workerDrain(server, 1, base);
         await workerDrain(server, 2, base);
+      }
+      if (wanted('worker') || wanted('graphile')) {
         log('graphile-worker...');
         await graphile(server, false, base);
         await graphile(server, true, base);

@@ -12,12 +12,13 @@ export interface BenchServer {
 }
 
 /** The server at DATABASE_URL, else a throw-away embedded PostgreSQL. */
-export async function startServer(): Promise<BenchServer> {
+export async function startServer(options: { statements?: boolean } = {}): Promise<BenchServer> {
   if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, embedded: false, stop: async () => undefined };
   const db = await startEmbeddedPostgres({
     dir: join(__dirname, '..', '..', '.data', `bench-postgres-${randomBytes(3).toString('hex')}`),
     database: 'postgres',
     persistent: false,
+    settings: options.statements ? { shared_preload_libraries: 'pg_stat_statements' } : {},
   });
   return { url: db.url, embedded: true, stop: db.stop };
 }

@@ -1,5 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../src/database/embedded-postgres';
@@ -34,6 +34,31 @@ function endpointsFile(): string {
     }),
   );
   return file;
+}
+
+/** CPU time (user + system) of one process so far, in milliseconds. */
+export function processCpuMs(pid: number): number {
+  // Fields 14 and 15 of /proc/<pid>/stat: utime and stime in clock ticks (100 per second on Linux).
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * CPU time of every live `postgres` process on this machine, in milliseconds:
+ * the bench's database runs here (embedded or 127.0.0.1), so a difference over
+ * a stage is the database's share of it (backends that exit during the stage are missed).
+ */
+export function postgresCpuMs(): number {
+  let total = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') total += processCpuMs(Number(pid));
+    } catch {
+      // Exited while we looked.
+    }
+  }
+  return total;
 }
 
 /** Starts the compiled service (`node dist/src/main.js`) as its own process and waits until it answers. */
@@ -77,9 +102,7 @@ export async function startService(databaseUrl: string, env: Record<string, stri
       return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
     },
     cpuMs: () => {
-      // Fields 14 and 15 of /proc/<pid>/stat: utime and stime in clock ticks (100 per second on Linux).
-      const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
-      return (Number(fields[11]) + Number(fields[12])) * 10;
+      return processCpuMs(child.pid!);
     },
     stop: () =>
       new Promise<void>((resolve) => {

