@@ -40,8 +40,10 @@ export const CLAIM_OUTBOX = `
 
 /**
  * Records a batch of outcomes. Fenced per row by the lease: only the relay that
- * claimed this attempt ($8, same attempts, still delivering) changes anything,
- * so a relay that lost its lease cannot confirm or bury an entry.
+ * claimed this attempt ($8, same attempts) changes anything, so a relay that lost
+ * its lease cannot confirm or bury an entry. As in the inbox's FINISH_MANY, the
+ * token alone implies 'delivering' (every statement that leaves it clears
+ * locked_by), and a status condition would steer the plan to outbox_leased.
  */
 export const RECORD_OUTCOMES = `
   UPDATE outbox o
@@ -58,7 +60,6 @@ export const RECORD_OUTCOMES = `
       AS r(id, attempts, status, next_attempt_at, last_error, status_code, outcome_unknown, deferred)
    WHERE o.id = r.id
      AND o.locked_by = $8
-     AND o.status = 'delivering'
      AND o.attempts = r.attempts
   RETURNING o.id`;
 

@@ -3,8 +3,11 @@ import { EntityManager } from 'typeorm';
 import { PermanentError, TransientError } from '../../src/common/errors';
 import { HandlerOutcome, InboxEvent } from '../../src/inbox/inbox.types';
 import { OnWebhookEvent } from '../../src/inbox/on-webhook-event.decorator';
+import request from 'supertest';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
-import { startTestApp, TestApp } from '../support/test-app';
+import { OPERATOR_TOKEN, startTestApp, TestApp } from '../support/test-app';
+
+const op = { Authorization: `Bearer ${OPERATOR_TOKEN}` };
 import { WorkerFaults } from '../../src/inbox/worker-faults';
 import { chargeRefundedEvent, createOrder, ENDPOINTS, inboxRow, orderRow, outboxRows, paymentIntentEvent, postStripe, worker } from './worker-fixtures';
 
@@ -117,5 +120,31 @@ describe('worker batches: many events per transaction, one savepoint each', () =
     expect((await orderRow(db, 'f3')).status).toBe('paid');
     expect(await inboxRow(db, 'evt_f2')).toMatchObject({ status: 'pending', attempts: 1, last_error: 'Error: injected' });
     expect(await outboxRows(db, 'f2')).toHaveLength(0);
+  });
+
+  it("an operator's quarantine while a batch holds the event fences the batch's completion out", async () => {
+    await parkLeftovers();
+    for (const id of ['q1', 'q2', 'q3']) await createOrder(t, id);
+    for (const id of ['q1', 'q2', 'q3']) await postStripe(t, paymentIntentEvent('payment_intent.succeeded', { orderId: id, id: `evt_${id}` }));
+    const held = await inboxRow(db, 'evt_q2');
+    const faults = t.app.get(WorkerFaults);
+    faults.beforeComplete = async (event) => {
+      if (event.eventId !== 'evt_q2') return;
+      faults.beforeComplete = async () => undefined;
+      const res = await request(t.url).post(`/admin/inbox/${held.id}/quarantine`).set(op).send({ reason: 'poison message' });
+      expect(res.status).toBe(200);
+    };
+    try {
+      await worker(t).runOnce();
+    } finally {
+      faults.beforeComplete = async () => undefined;
+    }
+    expect(await inboxRow(db, 'evt_q2')).toMatchObject({ status: 'quarantined', status_reason: 'operator', locked_by: null });
+    expect((await orderRow(db, 'q2')).status).toBe('awaiting_payment');
+    expect(await outboxRows(db, 'q2')).toHaveLength(0);
+    for (const id of ['q1', 'q3']) {
+      expect((await inboxRow(db, `evt_${id}`)).status).toBe('done');
+      expect((await orderRow(db, id)).status).toBe('paid');
+    }
   });
 });
