@@ -95,10 +95,14 @@ export class InboxEventProcessor {
     if (events.length === 1) return [await this.process(events[0])];
     let round: Round;
     try {
+      const groups = this.groups(events);
+      // One batch-handler call for the whole batch needs no savepoint: if it fails, the
+      // transaction rolls back and the catch below processes each event alone.
+      const guarded = groups.length > 1 || !groups[0].batch;
       round = await transactionWithAfterCommit(this.dataSource, async (tx) => {
         const r: Round = { settled: new Map(), failures: new Map() };
-        for (const group of this.groups(events)) {
-          if (group.batch && (await this.applyTogether(group.batch, group.events, tx, r))) continue;
+        for (const group of groups) {
+          if (group.batch && (await this.applyTogether(group.batch, group.events, tx, r, guarded))) continue;
           for (const event of group.events) await this.applyAlone(event, tx, r);
         }
         const outcomes = [...r.settled].map(([event, { status, reason }]) => ({ id: event.id, status, reason }));
@@ -167,9 +171,18 @@ export class InboxEventProcessor {
     }
   }
 
-  /** One batch call in one savepoint; false (rolled back, nothing recorded) when the call itself failed. */
-  private async applyTogether(batch: WebhookBatchHandler, events: InboxEvent[], tx: EntityManager, round: Round): Promise<boolean> {
-    await tx.query('SAVEPOINT inbox_batch');
+  /**
+   * One batch call in one savepoint; false (rolled back, nothing recorded) when the
+   * call itself failed. Unguarded (no savepoint), a failed call fails the transaction.
+   */
+  private async applyTogether(
+    batch: WebhookBatchHandler,
+    events: InboxEvent[],
+    tx: EntityManager,
+    round: Round,
+    guarded: boolean,
+  ): Promise<boolean> {
+    if (guarded) await tx.query('SAVEPOINT inbox_batch');
     try {
       const results = await batch(events, tx);
       const settled = new Map<InboxEvent, Settled>();
@@ -179,14 +192,15 @@ export class InboxEventProcessor {
         await this.faults.beforeComplete(event, tx);
         settled.set(event, settledOf(result));
       }
-      await tx.query('RELEASE SAVEPOINT inbox_batch');
+      if (guarded) await tx.query('RELEASE SAVEPOINT inbox_batch');
       for (const [i, event] of events.entries()) {
         const result = results[i];
         if (result instanceof Error) round.failures.set(event, result);
         else round.settled.set(event, settled.get(event)!);
       }
       return true;
-    } catch {
+    } catch (error) {
+      if (!guarded) throw error;
       await tx.query('ROLLBACK TO SAVEPOINT inbox_batch');
       return false;
     }

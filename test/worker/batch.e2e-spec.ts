@@ -122,6 +122,27 @@ describe('worker batches: many events per transaction, one savepoint each', () =
     expect(await outboxRows(db, 'f2')).toHaveLength(0);
   });
 
+  it('in a mixed batch, a failed batch call rolls back to its savepoint and the other handlers still commit', async () => {
+    await parkLeftovers();
+    for (const id of ['m1', 'm2']) await createOrder(t, id);
+    await postStripe(t, paymentIntentEvent('test.batch', { orderId: 'ok', id: 'evt_mixed_single' }));
+    for (const id of ['m1', 'm2']) await postStripe(t, paymentIntentEvent('payment_intent.succeeded', { orderId: id, id: `evt_${id}` }));
+    const faults = t.app.get(WorkerFaults);
+    faults.beforeComplete = async (event) => {
+      if (event.eventId === 'evt_m2') throw new Error('injected');
+    };
+    try {
+      expect(await worker(t).runOnce()).toBe(3);
+    } finally {
+      faults.beforeComplete = async () => undefined;
+    }
+    expect((await inboxRow(db, 'evt_mixed_single')).status).toBe('done');
+    expect(await db.query(`SELECT count(*)::int AS n FROM batch_effects WHERE event_id = 'evt_mixed_single'`)).toEqual([{ n: 1 }]);
+    expect((await orderRow(db, 'm1')).status).toBe('paid');
+    expect(await inboxRow(db, 'evt_m2')).toMatchObject({ status: 'pending', attempts: 1, last_error: 'Error: injected' });
+    expect(await outboxRows(db, 'm2')).toHaveLength(0);
+  });
+
   it("an operator's quarantine while a batch holds the event fences the batch's completion out", async () => {
     await parkLeftovers();
     for (const id of ['q1', 'q2', 'q3']) await createOrder(t, id);
