@@ -11,10 +11,11 @@ import { Pool as PgPool } from 'pg';
 import { Pool } from 'undici';
 import { signRequest } from '../src/cli/sign-request';
 import { freshDatabase, seedPaymentBacklog, startServer, waitForCount, waitUntilNone, withClient, BenchServer } from './lib/database';
-import { BENCH_STRIPE_SECRET, postgresCpuMs, startService } from './lib/service';
+import { BENCH_STRIPE_SECRET, childrenCpuMs, postgresCpuMs, startService } from './lib/service';
 import { Sink } from './lib/sink';
 import { median, round, summarize } from './lib/stats';
 import { StatementShare, StatementStats } from './lib/statements';
+import { runLoad, serialize } from './lib/http-load';
 import { CLAIM } from '../src/inbox/inbox.queries';
 
 const quick = process.argv.includes('--quick');
@@ -87,6 +88,7 @@ INSERT INTO bench_baseline (source_scope, event_id, tenant_id, provider, endpoin
 `,
     );
     let output: string;
+    const cpuBefore = { client: childrenCpuMs(), postgres: postgresCpuMs() };
     try {
       output = execFileSync('pgbench', ['-n', '-c', '16', '-j', '2', '-T', String(SIZES.seconds), '-f', script, db.url], {
         encoding: 'utf8',
@@ -95,7 +97,15 @@ INSERT INTO bench_baseline (source_scope, event_id, tenant_id, provider, endpoin
       throw new Error(`pgbench failed: ${(error as Error).message}`);
     }
     const tps = Number(/tps = ([\d.]+)/.exec(output)?.[1]);
-    rows.push({ stage: 'baseline: pgbench, 1 INSERT ON CONFLICT per commit, 16 clients', value: round(tps, 0), unit: 'rows/s', ratio: 1 });
+    const inserted = Number(/number of transactions actually processed: (\d+)/.exec(output)?.[1]);
+    const perRowUs = (ms: number) => round((ms * 1000) / inserted, 0);
+    rows.push({
+      stage: 'baseline: pgbench, 1 INSERT ON CONFLICT per commit, 16 clients',
+      value: round(tps, 0),
+      unit: 'rows/s',
+      ratio: 1,
+      notes: `CPU per row: pgbench ${perRowUs(childrenCpuMs() - cpuBefore.client)} us, PostgreSQL ${perRowUs(postgresCpuMs() - cpuBefore.postgres)} us`,
+    });
     return tps;
   } finally {
     await db.drop();
@@ -112,29 +122,18 @@ async function ingestion(server: BenchServer, label: string, env: Record<string,
       const id = `evt_bench_${i}`;
       return { id, ...signRequest('stripe', BENCH_STRIPE_SECRET, payload(id, `o${i}`)) };
     });
-    const pool = new Pool(service.url, { connections: 64, pipelining: 1 });
-    const latencies: number[] = [];
-    const acked: string[] = [];
-    let next = 0;
-    const started = performance.now();
+    const wire = serialize(requests.map((r) => ({ path: '/webhooks/stripe-acme', headers: r.headers, body: r.body })));
     await statements.reset();
-    const cpuBefore = { service: service.cpuMs(), postgres: postgresCpuMs() };
-    await Promise.all(
-      Array.from({ length: 64 }, async () => {
-        while (next < count) {
-          const r = requests[next++];
-          const t0 = performance.now();
-          const res = await pool.request({ method: 'POST', path: '/webhooks/stripe-acme', headers: r.headers, body: r.body });
-          await res.body.text();
-          latencies.push(performance.now() - t0);
-          if (res.statusCode === 200) acked.push(r.id);
-        }
-      }),
-    );
+    const cpuBefore = { service: service.cpuMs(), postgres: postgresCpuMs(), generator: process.cpuUsage() };
+    const started = performance.now();
+    const load = await runLoad(Number(new URL(service.url).port), wire, 64);
     const seconds = (performance.now() - started) / 1000;
     const cpuPerRequestUs = ((service.cpuMs() - cpuBefore.service) * 1000) / count;
     const postgresPerRequestUs = ((postgresCpuMs() - cpuBefore.postgres) * 1000) / count;
-    await pool.close();
+    const generator = process.cpuUsage(cpuBefore.generator);
+    const generatorPerRequestUs = (generator.user + generator.system) / count;
+    const acked = load.ok.map((i) => requests[i].id);
+    const latencies = load.latencies;
     const stored = await withClient(db.url, async (c) => {
       const { rows: found } = await c.query('SELECT count(*)::int AS n FROM webhook_inbox WHERE event_id = ANY($1)', [acked]);
       return found[0].n as number;
@@ -147,7 +146,7 @@ async function ingestion(server: BenchServer, label: string, env: Record<string,
       unit: 'accepted/s',
       ratio: round(rate / base, 2),
       statements: await statements.top(db.url, count),
-      notes: `p50 ${p50} ms, p99 ${p99} ms; CPU per request: service ${round(cpuPerRequestUs, 0)} us, PostgreSQL ${round(postgresPerRequestUs, 0)} us; ${acked.length}/${count} acked, ${stored} of them in the inbox${stored === acked.length ? '' : ' (LOST!)'}`,
+      notes: `p50 ${p50} ms, p99 ${p99} ms; CPU per request: service ${round(cpuPerRequestUs, 0)} us, PostgreSQL ${round(postgresPerRequestUs, 0)} us, load generator ${round(generatorPerRequestUs, 0)} us; ${acked.length}/${count} acked${[...load.others].map(([status, n]) => `, ${n} x ${status}`).join('')}, ${stored} of them in the inbox${stored === acked.length ? '' : ' (LOST!)'}`,
     });
     return rate;
   } finally {

@@ -36,24 +36,37 @@ function endpointsFile(): string {
   return file;
 }
 
+/** /proc/<pid>/stat fields after the command name: utime, stime, cutime, cstime in milliseconds. */
+function cpuFields(pid: number | 'self'): { own: number; children: number } {
+  // Fields 14-17 of /proc/<pid>/stat, in clock ticks (100 per second on Linux).
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return { own: (Number(fields[11]) + Number(fields[12])) * 10, children: (Number(fields[13]) + Number(fields[14])) * 10 };
+}
+
 /** CPU time (user + system) of one process so far, in milliseconds. */
 export function processCpuMs(pid: number): number {
-  // Fields 14 and 15 of /proc/<pid>/stat: utime and stime in clock ticks (100 per second on Linux).
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  return cpuFields(pid).own;
+}
+
+/** CPU time of this process's exited and waited-for children (pgbench), in milliseconds. */
+export function childrenCpuMs(): number {
+  return cpuFields('self').children;
 }
 
 /**
- * CPU time of every live `postgres` process on this machine, in milliseconds:
- * the bench's database runs here (embedded or 127.0.0.1), so a difference over
- * a stage is the database's share of it (backends that exit during the stage are missed).
+ * CPU time of PostgreSQL on this machine, in milliseconds: every live `postgres`
+ * process plus the exited ones the postmaster reaped (its children's time), so
+ * backends that end during a stage still count. The bench's database runs here
+ * (embedded or 127.0.0.1): a difference over a stage is the database's share of it.
  */
 export function postgresCpuMs(): number {
   let total = 0;
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') total += processCpuMs(Number(pid));
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
+      const { own, children } = cpuFields(Number(pid));
+      total += own + children;
     } catch {
       // Exited while we looked.
     }
