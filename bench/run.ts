@@ -16,6 +16,7 @@ import { Sink } from './lib/sink';
 import { median, round, summarize } from './lib/stats';
 import { StatementShare, StatementStats } from './lib/statements';
 import { runLoad, serialize } from './lib/http-load';
+import { loopbackRoundTrip } from './lib/machine';
 import { CLAIM } from '../src/inbox/inbox.queries';
 
 const quick = process.argv.includes('--quick');
@@ -477,6 +478,13 @@ async function main(): Promise<void> {
   const server = await startServer({ statements: withStatements });
   statements = await StatementStats.open(server.url, withStatements);
   log(`bench on ${server.embedded ? 'an embedded PostgreSQL' : 'DATABASE_URL'}${quick ? ' (quick)' : ''}`);
+  const roundTrip = await loopbackRoundTrip();
+  rows.push({
+    stage: 'machine: loopback TCP round trip between two processes',
+    value: roundTrip.wallUs,
+    unit: 'us median',
+    notes: `${roundTrip.cpuUs} us of the sender's CPU per round trip`,
+  });
   try {
     // Throughput stages run in interleaved rounds, each against the baseline of its own round.
     const throughput = ['ingestion', 'worker', 'drain', 'graphile', 'relay'].some(wanted);
