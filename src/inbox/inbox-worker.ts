@@ -13,6 +13,8 @@ export const CLAIM_BATCH = 512;
  * 64 cached subtransactions per transaction, past which every reader slows down.
  */
 export const TRANSACTION_BATCH = 64;
+/** The smallest batch a claim is split into for the lanes. */
+const MIN_SPLIT = 16;
 
 /**
  * Claims due events in one short statement and processes them in batches, one
@@ -143,9 +145,13 @@ export class InboxWorker {
     return this.repository.claim(this.nextLease(), this.clock.now(), limit, this.config.worker.leaseMs);
   }
 
-  /** Transaction-sized batches, spread over the lanes so that a small claim still runs in parallel. */
+  /**
+   * Transaction-sized batches, spread over the lanes, but never smaller than
+   * MIN_SPLIT: a set-based handler applies a few events in the same statements,
+   * and round trips, as one, so splitting a small claim finer only multiplies them.
+   */
   private split(events: InboxEvent[]): InboxEvent[][] {
-    const size = Math.max(1, Math.min(TRANSACTION_BATCH, Math.ceil(events.length / this.concurrency)));
+    const size = Math.min(TRANSACTION_BATCH, Math.max(MIN_SPLIT, Math.ceil(events.length / this.concurrency)));
     const batches: InboxEvent[][] = [];
     for (let i = 0; i < events.length; i += size) batches.push(events.slice(i, i + size));
     return batches;
