@@ -7,14 +7,18 @@ import { OUTBOX_CHANNEL } from './outbox-writer';
 
 /**
  * Runs the relay every RELAY_POLL_MS and on an `outbox` notification, only on
- * instances with the `relay` role. One round at a time; a full batch is
- * followed at once by another, so a backlog drains without waiting for ticks.
+ * instances with the `relay` role. Up to two rounds overlap, so an entry
+ * committed while a round waits for its slowest delivery is claimed at once
+ * instead of after it (the per-destination limits are shared by the rounds).
+ * A full batch is followed at once by another, so a backlog drains without
+ * waiting for ticks.
  */
 @Injectable()
 export class OutboxRelayScheduler implements OnApplicationBootstrap, OnModuleDestroy {
   private static readonly INTERVAL = 'outbox-relay';
+  private static readonly ROUNDS = 2;
   private readonly logger = new Logger(OutboxRelayScheduler.name);
-  private running?: Promise<void>;
+  private readonly rounds = new Set<Promise<void>>();
   private again = false;
   private stopped = true;
 
@@ -33,28 +37,28 @@ export class OutboxRelayScheduler implements OnApplicationBootstrap, OnModuleDes
     this.tick();
   }
 
-  /** Starts a round unless one is running; then that round runs once more. */
+  /** Starts a round unless enough are running; then one of them is followed by another. */
   tick(): void {
     if (this.stopped) return;
-    if (this.running) {
+    if (this.rounds.size >= OutboxRelayScheduler.ROUNDS) {
       this.again = true;
       return;
     }
-    this.running = this.drain().finally(() => (this.running = undefined));
+    this.again = false;
+    const round = this.round().finally(() => {
+      this.rounds.delete(round);
+      if (this.again) this.tick();
+    });
+    this.rounds.add(round);
   }
 
-  private async drain(): Promise<void> {
-    do {
-      this.again = false;
-      try {
-        const claimed = await this.relay.runOnce();
-        if (claimed >= RELAY_BATCH_SIZE) this.again = true;
-      } catch (error) {
-        // The database may be down: the next tick tries again.
-        this.logger.error({ err: (error as Error).message }, 'relay round failed');
-        return;
-      }
-    } while (this.again && !this.stopped);
+  private async round(): Promise<void> {
+    try {
+      if ((await this.relay.runOnce()) >= RELAY_BATCH_SIZE) this.again = true;
+    } catch (error) {
+      // The database may be down: the next tick tries again.
+      this.logger.error({ err: (error as Error).message }, 'relay round failed');
+    }
   }
 
   /** Stops claiming and waits for the round in flight to record its outcomes. */
@@ -62,6 +66,6 @@ export class OutboxRelayScheduler implements OnApplicationBootstrap, OnModuleDes
     if (this.stopped) return;
     this.stopped = true;
     this.scheduler.deleteInterval(OutboxRelayScheduler.INTERVAL);
-    await this.running;
+    await Promise.all(this.rounds);
   }
 }

@@ -72,6 +72,19 @@ describe('relay scheduler (ROLES=relay)', () => {
     expect(erp.posts(key)).toHaveLength(1);
   });
 
+  it('an entry committed while a round waits on a slow delivery is delivered by a second round meanwhile', async () => {
+    erp.failNext(1, { kind: 'hold' });
+    const slow = await writeErpEntry('s-slow');
+    await erp.waitForRequests(erp.requests.length + 1);
+    const quick = await writeErpEntry('s-quick');
+    await until(() => outboxRow(db, quick), (row) => row.status === 'delivered');
+    expect(await outboxRow(db, slow)).toMatchObject({ status: 'delivering' });
+    erp.release(200);
+    await until(() => outboxRow(db, slow), (row) => row.status === 'delivered');
+    expect(erp.posts(slow)).toHaveLength(1);
+    expect(erp.posts(quick)).toHaveLength(1);
+  });
+
   it('shutdown waits for the delivery in flight and records it', async () => {
     erp.failNext(1, { kind: 'hold' });
     const key = await writeErpEntry('s-2');
