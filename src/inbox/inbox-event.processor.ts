@@ -206,6 +206,11 @@ export class InboxEventProcessor {
     }
   }
 
+  /** True when a batch handler takes every one of `events`: then a batch costs the round trips of one event. */
+  handledTogether(events: InboxEvent[]): boolean {
+    return events.every((event) => this.handlerFor(event)?.batch !== undefined);
+  }
+
   /** The handler that will run for `event`, or undefined when `apply` settles it without one. */
   private handlerFor(event: InboxEvent): RegisteredHandler | undefined {
     if (event.attempts >= this.config.worker.maxAttempts || event.payload == null) return undefined;

@@ -146,12 +146,14 @@ export class InboxWorker {
   }
 
   /**
-   * Transaction-sized batches, spread over the lanes, but never smaller than
-   * MIN_SPLIT: a set-based handler applies a few events in the same statements,
-   * and round trips, as one, so splitting a small claim finer only multiplies them.
+   * Transaction-sized batches, spread over the lanes so that a small claim still
+   * runs in parallel. Not below MIN_SPLIT when batch handlers take every event:
+   * they apply a few events in the same statements, and round trips, as one, so
+   * a finer split would only multiply the transactions.
    */
   private split(events: InboxEvent[]): InboxEvent[][] {
-    const size = Math.min(TRANSACTION_BATCH, Math.max(MIN_SPLIT, Math.ceil(events.length / this.concurrency)));
+    const least = this.processor.handledTogether(events) ? MIN_SPLIT : 1;
+    const size = Math.min(TRANSACTION_BATCH, Math.max(least, Math.ceil(events.length / this.concurrency)));
     const batches: InboxEvent[][] = [];
     for (let i = 0; i < events.length; i += size) batches.push(events.slice(i, i + size));
     return batches;
