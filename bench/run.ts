@@ -310,7 +310,14 @@ async function endToEnd(server: BenchServer): Promise<number> {
   try {
     const pool = new Pool(service.url, { connections: 32 });
     const cold = await sendAtRate(pool, sink, rate, 0, warmup);
+    await statements.reset();
+    const cpuBefore = { service: service.cpuMs(), postgres: postgresCpuMs(), bench: process.cpuUsage() };
     const measured = await sendAtRate(pool, sink, rate, warmup, count);
+    const perEventUs = (ms: number) => round((ms * 1000) / count, 0);
+    const bench = process.cpuUsage(cpuBefore.bench);
+    const cpu =
+      `CPU per event: service ${perEventUs(service.cpuMs() - cpuBefore.service)} us, PostgreSQL ${perEventUs(postgresCpuMs() - cpuBefore.postgres)} us, ` +
+      `load generator and sink ${round((bench.user + bench.system) / count, 0)} us`;
     await pool.close();
     const { p50, p99 } = summarize(measured.latencies);
     const ack = summarize(measured.ackLatencies);
@@ -320,10 +327,11 @@ async function endToEnd(server: BenchServer): Promise<number> {
       stage: `end to end: accept -> ERP at ${rate} events/s (all roles, one instance)`,
       value: p50,
       unit: 'ms p50',
+      statements: await statements.top(db.url, count, 12),
       notes:
         `p99 ${p99} ms; ${measured.latencies.length}/${count} reached the ERP within 60 s${refused.length ? `; not accepted: ${refused.join(', ')}` : ''}; ` +
         `p50/p99 of the hops: 200 received ${ack.p50}/${ack.p99} ms, inbox received -> done ${hops.worker}, outbox created -> delivered ${hops.relay}; ` +
-        `after a ${E2E_WARMUP_SECONDS} s warm-up of a fresh service, whose own p50/p99 were ${summarize(cold.latencies).p50}/${summarize(cold.latencies).p99} ms`,
+        `${cpu}; after a ${E2E_WARMUP_SECONDS} s warm-up of a fresh service, whose own p50/p99 were ${summarize(cold.latencies).p50}/${summarize(cold.latencies).p99} ms`,
     });
     const rss = service.peakRssMiB();
     rows.push({ stage: 'peak RSS of the service (end-to-end run)', value: round(rss, 0), unit: 'MiB' });
@@ -467,7 +475,7 @@ function print(table: (Row & { spread: string })[]): void {
   const line = (row: string[]) => `| ${row.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
   process.stdout.write(`${line(header)}\n${line(widths.map((w) => '-'.repeat(w)))}\n${cells.map(line).join('\n')}\n`);
   for (const r of table.filter((t) => t.statements?.length)) {
-    const unit = { 'events/s': 'event', 'deliveries/s': 'delivery' }[r.unit] ?? 'request';
+    const unit = { 'events/s': 'event', 'deliveries/s': 'delivery', 'ms p50': 'event' }[r.unit] ?? 'request';
     process.stdout.write(`\nPostgreSQL execution time per ${unit}, ${r.stage} (median round):\n`);
     for (const st of r.statements!) process.stdout.write(`  ${String(st.usPerUnit).padStart(5)} us  ${st.calls} calls, ${st.rows} rows  ${st.query}\n`);
   }
