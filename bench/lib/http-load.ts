@@ -59,6 +59,9 @@ function drive(port: number, wire: Buffer[], take: () => number, result: LoadRes
     };
     socket.on('connect', send);
     socket.on('error', reject);
+    socket.on('close', () => {
+      if (current >= 0) reject(new Error(`the service closed a connection with request ${current} in flight`));
+    });
     socket.on('data', (chunk) => {
       buffer = buffer.length ? Buffer.concat([buffer, chunk]) : chunk;
       const end = buffer.indexOf(HEADER_END);
