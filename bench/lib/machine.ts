@@ -11,8 +11,9 @@ const ECHO_SERVER = `
  * What one round trip over loopback TCP between two processes costs on this
  * machine: wall time and the sender's CPU. Every hop of the pipeline (HTTP
  * request, database statement, delivery) is such a round trip, so this is what
- * decides the latency of small batches; it varies several-fold between VMs of
- * the same kind, which is why the bench prints it next to the figures.
+ * decides the latency of small batches. It is not the same on every VM of one
+ * kind (the same code needed 1.7x the CPU per request on one as on another),
+ * which is why the bench prints it next to the figures.
  */
 export async function loopbackRoundTrip(count = 5000): Promise<{ wallUs: number; cpuUs: number }> {
   const child = spawn(process.execPath, ['-e', ECHO_SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
