@@ -50,6 +50,7 @@ export class OutboxRelay {
   /** Unique per relay instance, even for two apps in one process. */
   readonly relayId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly limits = new Map<string, Semaphore>();
+  private rounds = 0;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -62,14 +63,16 @@ export class OutboxRelay {
 
   /** One round. Returns how many entries it claimed (0: nothing due). */
   async runOnce(): Promise<number> {
-    const entries = await this.repository.claim(this.relayId, this.clock.now(), this.config.relay.leaseMs, RELAY_BATCH_SIZE);
+    // A token per round, not per instance: two overlapping rounds must not pass each other's fence.
+    const lease = `${this.relayId}:${++this.rounds}`;
+    const entries = await this.repository.claim(lease, this.clock.now(), this.config.relay.leaseMs, RELAY_BATCH_SIZE);
     if (entries.length === 0) return 0;
     // Past this point a request could still be in flight when the lease ends and another relay
     // sends the same entry: what has not started by then waits for the next round instead.
     const sendBy = this.clock.now().getTime() + this.config.relay.leaseMs - 2 * this.config.relay.timeoutMs;
     const outcomes = await Promise.all(entries.map((entry) => this.attempt(entry, sendBy)));
     await this.faultHook?.afterDeliveries?.(entries);
-    const recorded = await this.repository.record(this.relayId, this.clock.now(), outcomes);
+    const recorded = await this.repository.record(lease, this.clock.now(), outcomes);
     for (const [i, outcome] of outcomes.entries()) {
       const entry = entries[i];
       const fields = { operationKey: entry.operationKey, destination: entry.destination, attempt: entry.attempts };
