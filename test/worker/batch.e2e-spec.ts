@@ -46,6 +46,17 @@ describe('worker batches: many events per transaction, one savepoint each', () =
   /** Parks what earlier tests left to retry, so a claim holds exactly the test's own events. */
   const parkLeftovers = () => db.query(`UPDATE webhook_inbox SET next_attempt_at = now() + interval '1 hour' WHERE status = 'pending'`);
 
+  /** One runOnce() with `hook` run before each completion, removed afterwards. */
+  async function runOnceWith(hook: WorkerFaults['beforeComplete']): Promise<number> {
+    const faults = t.app.get(WorkerFaults);
+    faults.beforeComplete = hook;
+    try {
+      return await worker(t).runOnce();
+    } finally {
+      faults.beforeComplete = async () => undefined;
+    }
+  }
+
   it('commits the events that succeeded and isolates each failure with its own writes rolled back', async () => {
     const modes = ['ok', 'transient', 'ok', 'sql', 'ok', 'permanent', 'ok', 'ok', 'ok', 'ok'];
     const ids = modes.map((_, i) => `evt_batch_${i}`);
@@ -106,15 +117,10 @@ describe('worker batches: many events per transaction, one savepoint each', () =
     await parkLeftovers();
     for (const id of ['f1', 'f2', 'f3']) await createOrder(t, id);
     for (const id of ['f1', 'f2', 'f3']) await postStripe(t, paymentIntentEvent('payment_intent.succeeded', { orderId: id, id: `evt_${id}` }));
-    const faults = t.app.get(WorkerFaults);
-    faults.beforeComplete = async (event) => {
+    const claimed = await runOnceWith(async (event) => {
       if (event.eventId === 'evt_f2') throw new Error('injected');
-    };
-    try {
-      expect(await worker(t).runOnce()).toBe(3);
-    } finally {
-      faults.beforeComplete = async () => undefined;
-    }
+    });
+    expect(claimed).toBe(3);
     expect((await orderRow(db, 'f1')).status).toBe('paid');
     expect((await orderRow(db, 'f2')).status).toBe('awaiting_payment');
     expect((await orderRow(db, 'f3')).status).toBe('paid');
@@ -127,15 +133,10 @@ describe('worker batches: many events per transaction, one savepoint each', () =
     for (const id of ['m1', 'm2']) await createOrder(t, id);
     await postStripe(t, paymentIntentEvent('test.batch', { orderId: 'ok', id: 'evt_mixed_single' }));
     for (const id of ['m1', 'm2']) await postStripe(t, paymentIntentEvent('payment_intent.succeeded', { orderId: id, id: `evt_${id}` }));
-    const faults = t.app.get(WorkerFaults);
-    faults.beforeComplete = async (event) => {
+    const claimed = await runOnceWith(async (event) => {
       if (event.eventId === 'evt_m2') throw new Error('injected');
-    };
-    try {
-      expect(await worker(t).runOnce()).toBe(3);
-    } finally {
-      faults.beforeComplete = async () => undefined;
-    }
+    });
+    expect(claimed).toBe(3);
     expect((await inboxRow(db, 'evt_mixed_single')).status).toBe('done');
     expect(await db.query(`SELECT count(*)::int AS n FROM batch_effects WHERE event_id = 'evt_mixed_single'`)).toEqual([{ n: 1 }]);
     expect((await orderRow(db, 'm1')).status).toBe('paid');
@@ -148,18 +149,13 @@ describe('worker batches: many events per transaction, one savepoint each', () =
     for (const id of ['q1', 'q2', 'q3']) await createOrder(t, id);
     for (const id of ['q1', 'q2', 'q3']) await postStripe(t, paymentIntentEvent('payment_intent.succeeded', { orderId: id, id: `evt_${id}` }));
     const held = await inboxRow(db, 'evt_q2');
-    const faults = t.app.get(WorkerFaults);
-    faults.beforeComplete = async (event) => {
-      if (event.eventId !== 'evt_q2') return;
-      faults.beforeComplete = async () => undefined;
+    let quarantined = false;
+    await runOnceWith(async (event) => {
+      if (event.eventId !== 'evt_q2' || quarantined) return;
+      quarantined = true;
       const res = await request(t.url).post(`/admin/inbox/${held.id}/quarantine`).set(op).send({ reason: 'poison message' });
       expect(res.status).toBe(200);
-    };
-    try {
-      await worker(t).runOnce();
-    } finally {
-      faults.beforeComplete = async () => undefined;
-    }
+    });
     expect(await inboxRow(db, 'evt_q2')).toMatchObject({ status: 'quarantined', status_reason: 'operator', locked_by: null });
     expect((await orderRow(db, 'q2')).status).toBe('awaiting_payment');
     expect(await outboxRows(db, 'q2')).toHaveLength(0);
