@@ -45,38 +45,34 @@ function parse(event: InboxEvent): Parsed {
 
 function parsePaymentIntent(event: InboxEvent, kind: PaymentEventKind): Parsed {
   const pi = event.payload?.data?.object;
-  const common = commonFacts(event, pi, pi?.id);
-  if (!common.ok) return common;
-  let failure: string | undefined;
-  if (kind === 'payment_failed') {
+  const parsed = paymentEvent(event, pi, pi?.id, kind);
+  if (parsed.ok && kind === 'payment_failed') {
     const e = pi.last_payment_error;
     // Codes only: a decline message could quote customer data.
-    failure = [e?.code, e?.decline_code].filter((x) => typeof x === 'string').join(':').slice(0, 200) || 'payment_failed';
+    parsed.event.failure = [e?.code, e?.decline_code].filter((x) => typeof x === 'string').join(':').slice(0, 200) || 'payment_failed';
   }
-  return { ok: true, event: { ...common.event, facts: { ...common.event.facts, kind }, failure } };
+  return parsed;
 }
 
 function parseChargeRefunded(event: InboxEvent): Parsed {
   const charge = event.payload?.data?.object;
   const pi = charge?.payment_intent;
-  const paymentId = typeof pi === 'string' ? pi : pi?.id;
-  const common = commonFacts(event, charge, paymentId);
-  if (!common.ok) return common;
+  const parsed = paymentEvent(event, charge, typeof pi === 'string' ? pi : pi?.id, 'refunded');
+  if (!parsed.ok) return parsed;
   if (!Number.isSafeInteger(charge.amount_refunded)) return { ok: false, reason: 'malformed_event' };
-  return {
-    ok: true,
-    event: { ...common.event, facts: { ...common.event.facts, kind: 'refunded', refundedMinor: charge.amount_refunded } },
-  };
+  parsed.event.facts.refundedMinor = charge.amount_refunded;
+  return parsed;
 }
 
-function commonFacts(event: InboxEvent, object: any, paymentId: unknown): Parsed {
+/** The fields every payment event has; the parsers above add their own to the fresh result. */
+function paymentEvent(event: InboxEvent, object: any, paymentId: unknown, kind: PaymentEventKind): Parsed {
   const orderId = object?.metadata?.order_id;
   if (typeof orderId !== 'string' || orderId === '') return { ok: false, reason: 'order_id_missing' };
   if (typeof paymentId !== 'string' || paymentId === '') return { ok: false, reason: 'payment_id_missing' };
   if (!Number.isSafeInteger(object.amount) || typeof object.currency !== 'string') return { ok: false, reason: 'malformed_event' };
   const created = event.payload.created;
   const occurredAt = Number.isSafeInteger(created) ? new Date(created * 1000) : event.receivedAt;
-  const facts: PaymentFacts = { kind: 'payment_succeeded', paymentId, amountMinor: object.amount, currency: object.currency.toLowerCase() };
+  const facts: PaymentFacts = { kind, paymentId, amountMinor: object.amount, currency: object.currency.toLowerCase() };
   return {
     ok: true,
     event: { tenantId: event.tenantId, orderId, facts, occurredAt: occurredAt.toISOString(), sourceEventId: event.id },
