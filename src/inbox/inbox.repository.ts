@@ -96,7 +96,7 @@ export class InboxRepository {
   async claim(lease: string, now: Date, limit: number, leaseMs: number): Promise<InboxEvent[]> {
     const rows = await queryPrepared<EventRow>(this.dataSource, 'inbox_claim', CLAIM, [now, lease, limit, leaseMs]);
     // UPDATE ... RETURNING has no order: put the events back in arrival order, which a batch applies them in.
-    rows.sort((a, b) => Number(BigInt(a.id) - BigInt(b.id)));
+    rows.sort((a, b) => compareIds(a.id, b.id));
     return rows.map((r) => ({
       id: String(r.id),
       sourceScope: r.source_scope,
@@ -341,4 +341,9 @@ function toView(r: AdminRow, withPayload: boolean): InboxEventView {
   };
   if (withPayload) view.payload = r.payload ?? null;
   return view;
+}
+
+/** Numeric order of two bigint ids as pg returns them (decimal strings), without a BigInt per comparison. */
+export function compareIds(a: string, b: string): number {
+  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 }
