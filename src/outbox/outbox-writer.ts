@@ -52,7 +52,7 @@ export class OutboxWriter {
       entries.map((e) => e.destination),
       entries.map((e) => e.operationType),
       entries.map((e) => e.tenantId),
-      entries.map((e) => JSON.stringify(e.payload)),
+      JSON.stringify(entries.map((e) => e.payload)),
       entries.map((e) => e.sourceEventId),
     ]);
     // Wake the relays once the entries are visible (throttled; the relay also polls).

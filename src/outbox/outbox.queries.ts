@@ -66,11 +66,15 @@ export const RECORD_OUTCOMES = `
 /**
  * The writer's insert, run in the caller's transaction. The operation key is the
  * uniqueness boundary of the business effect: a second event for the same change
- * inserts nothing. Multi-row: $1..$6 are parallel arrays.
+ * inserts nothing. Multi-row: $1..$4 and $6 are parallel arrays, $5 one JSON array
+ * of the payloads (as a jsonb[] literal every quote of every payload was escaped,
+ * by the driver, and unescaped, by the server).
  */
 export const INSERT_OUTBOX = `
   INSERT INTO outbox (operation_key, destination, operation_type, tenant_id, payload, source_event_id)
-  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::bigint[])
+  SELECT v.operation_key, v.destination, v.operation_type, v.tenant_id, $5::jsonb -> (v.n - 1)::int, v.source_event_id
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $6::bigint[]) WITH ORDINALITY
+         AS v(operation_key, destination, operation_type, tenant_id, source_event_id, n)
   ON CONFLICT (operation_key) DO NOTHING
   RETURNING operation_key`;
 
