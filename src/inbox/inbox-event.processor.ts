@@ -35,7 +35,7 @@ function settledOf(outcome: HandlerOutcome): Settled {
   return outcome.kind === 'done' ? { status: 'done', reason: null } : { status: 'quarantined', reason: outcome.reason };
 }
 
-/** Object.assign, not `{ ...logFields(event), more }`: that costs about a microsecond per event on Node 20. */
+/** Object.assign, not a spread followed by more keys: slow on Node 20 (docs/performance.md). */
 function logFields(event: InboxEvent, more: object = {}): Record<string, unknown> {
   return Object.assign(
     { eventId: event.eventId, sourceScope: event.sourceScope, inboxId: event.id, eventType: event.eventType, attempt: event.attempts + 1 },

@@ -67,8 +67,8 @@ export const RECORD_OUTCOMES = `
  * The writer's insert, run in the caller's transaction. The operation key is the
  * uniqueness boundary of the business effect: a second event for the same change
  * inserts nothing. Multi-row: $1..$4 and $6 are parallel arrays, $5 one JSON array
- * of the payloads (as a jsonb[] literal every quote of every payload was escaped,
- * by the driver, and unescaped, by the server).
+ * of the payloads (in a jsonb[] literal the driver would escape every quote of
+ * every payload, and the server unescape it).
  */
 export const INSERT_OUTBOX = `
   INSERT INTO outbox (operation_key, destination, operation_type, tenant_id, payload, source_event_id)
