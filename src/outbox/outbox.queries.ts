@@ -72,9 +72,8 @@ export const RECORD_OUTCOMES = `
  */
 export const INSERT_OUTBOX = `
   INSERT INTO outbox (operation_key, destination, operation_type, tenant_id, payload, source_event_id)
-  SELECT v.operation_key, v.destination, v.operation_type, v.tenant_id, $5::jsonb -> (v.n - 1)::int, v.source_event_id
-    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $6::bigint[]) WITH ORDINALITY
-         AS v(operation_key, destination, operation_type, tenant_id, source_event_id, n)
+  SELECT * FROM ROWS FROM (unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), unnest($4::text[]),
+                           jsonb_array_elements($5::jsonb), unnest($6::bigint[]))
   ON CONFLICT (operation_key) DO NOTHING
   RETURNING operation_key`;
 
