@@ -11,7 +11,7 @@ import type { JobHelpers } from 'graphile-worker';
 import { Pool as PgPool } from 'pg';
 import { Pool } from 'undici';
 import { signRequest } from '../src/cli/sign-request';
-import { freshDatabase, seedPaymentBacklog, startServer, waitForCount, waitUntilNone, withClient, BenchServer } from './lib/database';
+import { freshDatabase, seedOrders, seedPaymentBacklog, startServer, waitForCount, waitUntilNone, withClient, BenchServer } from './lib/database';
 import { BENCH_STRIPE_SECRET, childrenCpuMs, postgresCpuMs, startService } from './lib/service';
 import { Sink } from './lib/sink';
 import { median, round, summarize } from './lib/stats';
@@ -253,26 +253,20 @@ async function graphile(server: BenchServer, mode: GraphileMode, base: number): 
     const utils = await makeWorkerUtils({ connectionString: db.url });
     await utils.migrate();
     await utils.release();
-    await withClient(db.url, async (c) => {
-      if (business) {
-        await c.query(
-          `INSERT INTO orders (tenant_id, id, status, total_minor, currency, customer_email)
-           SELECT 'acme', 'o' || g, 'awaiting_payment', 1000, 'eur', 'c' || g || '@example.com' FROM generate_series(1, $1) g`,
-          [jobs],
-        );
-      }
+    if (business) await seedOrders(db.url, 1, jobs);
+    await withClient(db.url, (c) =>
       // add_jobs in one call: add_job once per row took minutes for 50,000 jobs (setup only, never timed).
-      await c.query(
+      c.query(
         `SELECT count(*) FROM graphile_worker.add_jobs(ARRAY(
            SELECT ROW($2::text, json_build_object('i', g), NULL, NULL, NULL, NULL, NULL, NULL)::graphile_worker.job_spec
              FROM generate_series(1, $1) g))`,
         [jobs, business ? 'apply_payment' : 'noop'],
-      );
-    });
+      ),
+    );
     let done = 0;
     let resolveDone!: () => void;
     const finished = new Promise<void>((r) => (resolveDone = r));
-    const counted = <T>(task: (payload: unknown, helpers: JobHelpers) => Promise<T>) => async (payload: unknown, helpers: JobHelpers) => {
+    const counted = (task: (payload: unknown, helpers: JobHelpers) => Promise<void>) => async (payload: unknown, helpers: JobHelpers) => {
       await task(payload, helpers);
       if (++done === jobs) resolveDone();
     };

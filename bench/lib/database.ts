@@ -54,14 +54,21 @@ export async function freshDatabase(server: BenchServer, migrate = true): Promis
 }
 
 /** Orders awaiting payment and one pending `payment_intent.succeeded` event each, as the worker finds them. */
-export async function seedPaymentBacklog(url: string, from: number, count: number): Promise<void> {
-  await withClient(url, async (c) => {
-    await c.query(
+/** Orders o<from>..o<from + count - 1> of tenant `acme`, awaiting payment of 10.00 EUR. */
+export async function seedOrders(url: string, from: number, count: number): Promise<void> {
+  await withClient(url, (c) =>
+    c.query(
       `INSERT INTO orders (tenant_id, id, status, total_minor, currency, customer_email)
        SELECT 'acme', 'o' || g, 'awaiting_payment', 1000, 'eur', 'c' || g || '@example.com'
          FROM generate_series($1::int, $2::int) g`,
       [from, from + count - 1],
-    );
+    ),
+  );
+}
+
+export async function seedPaymentBacklog(url: string, from: number, count: number): Promise<void> {
+  await seedOrders(url, from, count);
+  await withClient(url, async (c) => {
     await c.query(
       `INSERT INTO webhook_inbox (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload,
                                   payload_sha256, verified_with, status)
