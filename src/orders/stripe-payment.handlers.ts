@@ -5,7 +5,7 @@ import { OnWebhookEvent } from '../inbox/on-webhook-event.decorator';
 import { PaymentEventKind, PaymentFacts } from './domain/order-state-machine';
 import { OrdersService, PaymentEvent } from './orders.service';
 
-type Parsed = { ok: true; event: PaymentEvent } | { ok: false; reason: string };
+export type Parsed = { ok: true; event: PaymentEvent } | { ok: false; reason: string };
 
 /**
  * Stripe payment events -> order transitions. The order is found by
@@ -21,7 +21,7 @@ export class StripePaymentHandlers {
   @OnWebhookEvent('stripe', 'payment_intent.canceled', { batch: true })
   @OnWebhookEvent('stripe', 'charge.refunded', { batch: true })
   async apply(events: InboxEvent[], tx: EntityManager): Promise<(HandlerOutcome | Error)[]> {
-    const parsed = events.map(parse);
+    const parsed = events.map(parsePaymentEvent);
     const valid = parsed.flatMap((p) => (p.ok ? [p.event] : []));
     const applied = valid.length > 0 ? await this.orders.applyPayments(tx, valid) : [];
     let next = 0;
@@ -30,7 +30,8 @@ export class StripePaymentHandlers {
   }
 }
 
-function parse(event: InboxEvent): Parsed {
+/** The order transition a Stripe payment event asks for, or why it cannot be applied. */
+export function parsePaymentEvent(event: InboxEvent): Parsed {
   switch (event.eventType) {
     case 'payment_intent.succeeded':
       return parsePaymentIntent(event, 'payment_succeeded');
@@ -70,11 +71,20 @@ function paymentEvent(event: InboxEvent, object: any, paymentId: unknown, kind: 
   if (typeof orderId !== 'string' || orderId === '') return { ok: false, reason: 'order_id_missing' };
   if (typeof paymentId !== 'string' || paymentId === '') return { ok: false, reason: 'payment_id_missing' };
   if (!Number.isSafeInteger(object.amount) || typeof object.currency !== 'string') return { ok: false, reason: 'malformed_event' };
-  const created = event.payload.created;
-  const occurredAt = Number.isSafeInteger(created) ? new Date(created * 1000) : event.receivedAt;
+  const occurredAt = stripeTime(event.payload.created) ?? event.receivedAt;
   const facts: PaymentFacts = { kind, paymentId, amountMinor: object.amount, currency: object.currency.toLowerCase() };
   return {
     ok: true,
     event: { tenantId: event.tenantId, orderId, facts, occurredAt: occurredAt.toISOString(), sourceEventId: event.id },
   };
+}
+
+/** Latest instant PostgreSQL and toISOString() both spell the same way (9999-12-31T23:59:59Z). */
+const MAX_UNIX_SECONDS = 253_402_300_799;
+
+/** Stripe's `created` (Unix seconds) as a Date; undefined when it is not a plausible timestamp. */
+function stripeTime(created: unknown): Date | undefined {
+  return Number.isSafeInteger(created) && (created as number) >= 0 && (created as number) <= MAX_UNIX_SECONDS
+    ? new Date((created as number) * 1000)
+    : undefined;
 }
