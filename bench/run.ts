@@ -534,7 +534,7 @@ function print(table: (Row & { spread: string })[]): void {
   for (const r of table.filter((t) => t.statements?.length)) {
     const unit = { 'events/s': 'event', 'deliveries/s': 'delivery', 'ms p50': 'event' }[r.unit] ?? 'request';
     process.stdout.write(`\nPostgreSQL execution time per ${unit}, ${r.stage} (median round):\n`);
-    for (const st of r.statements!) process.stdout.write(`  ${String(st.usPerUnit).padStart(5)} us  ${st.calls} calls, ${st.rows} rows  ${st.query}\n`);
+    for (const st of r.statements!) process.stdout.write(`  ${String(st.usPerUnit).padStart(5)} us (+${st.planUsPerUnit} planning)  ${st.calls} calls, ${st.rows} rows  ${st.query}\n`);
   }
 }
 

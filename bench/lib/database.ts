@@ -18,7 +18,7 @@ export async function startServer(options: { statements?: boolean } = {}): Promi
     dir: join(__dirname, '..', '..', '.data', `bench-postgres-${randomBytes(3).toString('hex')}`),
     database: 'postgres',
     persistent: false,
-    settings: options.statements ? { shared_preload_libraries: 'pg_stat_statements' } : {},
+    settings: options.statements ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track_planning': 'on' } : {},
   });
   return { url: db.url, embedded: true, stop: db.stop };
 }

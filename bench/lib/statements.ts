@@ -4,6 +4,8 @@ import { withClient } from './database';
 export interface StatementShare {
   /** Execution time per unit of work (event, request), in microseconds. */
   usPerUnit: number;
+  /** Planning time per unit of work, in microseconds (parse and analysis are in neither). */
+  planUsPerUnit: number;
   calls: number;
   rows: number;
   query: string;
@@ -42,14 +44,16 @@ export class StatementStats {
     return withClient(this.serverUrl, async (c) => {
       const { rows } = await c.query(
         // The group-commit insert is prepared once per batch size: its variants count as one statement.
-        `SELECT sum(calls)::int AS calls, sum(rows)::int AS rows, sum(total_exec_time) AS ms, left(query, 100) AS query
-           FROM (SELECT calls, rows, total_exec_time, regexp_replace(query, '\\s+', ' ', 'g') AS query
+        `SELECT sum(calls)::int AS calls, sum(rows)::int AS rows, sum(total_exec_time) AS ms, sum(total_plan_time) AS plan_ms,
+                left(query, 100) AS query
+           FROM (SELECT calls, rows, total_exec_time, total_plan_time, regexp_replace(query, '\\s+', ' ', 'g') AS query
                    FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = $1)) s
-          GROUP BY 4 ORDER BY 3 DESC LIMIT $2`,
+          GROUP BY 5 ORDER BY 3 DESC LIMIT $2`,
         [database, limit],
       );
-      return rows.map((r: { calls: number; rows: number; ms: number; query: string }) => ({
+      return rows.map((r: { calls: number; rows: number; ms: number; plan_ms: number; query: string }) => ({
         usPerUnit: Math.round((r.ms * 1000) / units),
+        planUsPerUnit: Math.round((r.plan_ms * 1000) / units),
         calls: r.calls,
         rows: r.rows,
         query: r.query,
