@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { Writable } from 'node:stream';
-import { pinoHttpOptions } from './logging';
+import { pinoHttpOptions, serializeError } from './logging';
 
 function capture() {
   const lines: string[] = [];
@@ -33,5 +33,17 @@ describe('log redaction', () => {
       expect(text).not.toContain(leaked);
     }
     expect(text).toContain('evt_1');
+  });
+});
+
+describe('serializeError', () => {
+  it('keeps the message whether the caller passes an Error or its short string', () => {
+    expect(serializeError('TransientError: order_not_found')).toBe('TransientError: order_not_found');
+    expect(serializeError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))).toEqual({
+      type: 'Error',
+      code: 'ECONNREFUSED',
+      message: 'connect ECONNREFUSED',
+    });
+    expect(serializeError('x'.repeat(600))).toHaveLength(500);
   });
 });

@@ -41,9 +41,16 @@ export function pinoHttpOptions(config: Pick<AppConfig, 'logLevel'>): Params['pi
     serializers: {
       req: (req: IncomingMessage & { id?: unknown }) => ({ id: req.id, method: req.method, path: (req.url ?? '').split('?')[0] }),
       res: (res: ServerResponse) => ({ statusCode: res.statusCode }),
-      err: (err: Error & { code?: unknown }) => ({ type: err?.name, code: err?.code, message: String(err?.message ?? '').slice(0, 500) }),
+      err: serializeError,
     },
   };
+}
+
+/** `err` in a log line: an Error's name, code and message, or the short string most callers already made of it. */
+export function serializeError(err: unknown): unknown {
+  if (typeof err === 'string') return err.slice(0, 500);
+  const e = err as (Error & { code?: unknown }) | undefined;
+  return { type: e?.name, code: e?.code, message: String(e?.message ?? '').slice(0, 500) };
 }
 
 /** The production logger: nestjs-pino over pino-http (tests pass their own LoggerService instead). */
