@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { hash } from 'node:crypto';
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { APP_CONFIG, AppConfig, EndpointConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
 import { AppError, BadRequestError, NotFoundError, ServiceUnavailableError } from '../common/errors';
@@ -10,6 +10,7 @@ import { InboxService } from '../inbox/inbox.service';
 import { IngestionMetrics } from '../observability/ingestion.metrics';
 import { ProviderRegistry } from './providers/provider.registry';
 import { VerifiedEvent } from './providers/webhook-provider';
+import { readRawBody } from './raw-body';
 
 export interface IngestionResult {
   status: 'accepted' | 'duplicate' | 'ignored';
@@ -42,6 +43,23 @@ export class IngestionService {
     return endpoint;
   }
 
+  /** The request's exact bytes, within the endpoint's size limit; a refusal is counted and logged like any other. */
+  async readBody(endpoint: EndpointConfig, req: IncomingMessage): Promise<Buffer> {
+    try {
+      return await readRawBody(req, endpoint.maxBodyBytes);
+    } catch (error) {
+      throw this.rejected(endpoint, error);
+    }
+  }
+
+  /** Counts and logs a refused request (its reason only); returns the error for the caller to throw. */
+  private rejected(endpoint: EndpointConfig, error: unknown): unknown {
+    const reason = error instanceof AppError ? error.reason : 'invalid_request';
+    this.metrics.rejected(endpoint.id, reason);
+    this.logger.warn({ endpointId: endpoint.id, reason }, 'webhook rejected');
+    return error;
+  }
+
   /**
    * Verifies, identifies and durably accepts one request. Resolves only after
    * the inbox row is committed; every failure is an AppError with a reason.
@@ -56,10 +74,7 @@ export class IngestionService {
         throw new BadRequestError('unsupported_json', 'JSON strings may not contain \\u0000');
       }
     } catch (error) {
-      const reason = error instanceof AppError ? error.reason : 'invalid_request';
-      this.metrics.rejected(endpoint.id, reason);
-      this.logger.warn({ endpointId: endpoint.id, reason }, 'webhook rejected');
-      throw error;
+      throw this.rejected(endpoint, error);
     }
 
     const sourceScope = `${endpoint.tenantId}:${endpoint.provider}:${event.namespace}`;

@@ -3,7 +3,6 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import { errorResponse } from '../common/error-response';
 import { BadRequestError } from '../common/errors';
 import { IngestionService } from './ingestion.service';
-import { readRawBody } from './raw-body';
 
 /** POST /webhooks/:endpointId, matched like Express would: any case, an optional trailing slash, any query. */
 const WEBHOOK_PATH = /^\/webhooks\/([^/?]+)\/?(?:\?.*)?$/i;
@@ -31,7 +30,7 @@ export class WebhookRoute {
   private async receive(rawEndpointId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
       const endpoint = this.ingestion.endpoint(decodeParam(rawEndpointId));
-      const rawBody = await readRawBody(req, endpoint.maxBodyBytes);
+      const rawBody = await this.ingestion.readBody(endpoint, req);
       send(res, 200, await this.ingestion.receive(endpoint, req.headers, rawBody));
     } catch (error) {
       const { status, headers, body } = errorResponse(error);

@@ -181,6 +181,9 @@ describe('Receipt: POST /webhooks/:endpointId (scenarios 1-5, 7-9, 11, 12, 12a)'
     });
     expect(status).toBe(413);
     expect(await inbox()).toHaveLength(0);
+    // Refused while reading the body, and still counted like every other refusal.
+    const metrics = await t.app.get((await import('../../src/observability/metrics.registry')).MetricsRegistry).metrics();
+    expect(metrics).toMatch(/webhook_requests_total\{endpoint="stripe-acme",outcome="rejected",reason="body_too_large"\} 2/);
   });
 
   it('11: the same id with a different payload keeps the first row and counts the conflict', async () => {
