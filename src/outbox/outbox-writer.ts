@@ -25,6 +25,16 @@ export interface EmailPayload {
   data: { orderId: string; amountMinor: number; currency: string };
 }
 
+/**
+ * The payload of each destination, by name. A team's own destination adds its
+ * entry by declaration merging (docs/extending.md):
+ * `declare module '.../outbox/outbox-writer' { interface OutboxPayloads { crm: CrmPayload } }`.
+ */
+export interface OutboxPayloads {
+  erp: ErpOperationPayload;
+  email: EmailPayload;
+}
+
 export type OutboxWrite = {
   /** The Idempotency-Key, e.g. `erp:order-paid:<tenant>:<order>`. */
   operationKey: string;
@@ -32,7 +42,7 @@ export type OutboxWrite = {
   tenantId: string;
   /** The inbox row whose processing produced this entry. */
   sourceEventId: string | null;
-} & ({ destination: 'erp'; payload: ErpOperationPayload } | { destination: 'email'; payload: EmailPayload });
+} & { [D in keyof OutboxPayloads]: { destination: D; payload: OutboxPayloads[D] } }[keyof OutboxPayloads];
 
 export const OUTBOX_CHANNEL = 'outbox';
 

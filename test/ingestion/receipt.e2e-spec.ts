@@ -240,7 +240,8 @@ describe('Receipt: POST /webhooks/:endpointId (scenarios 1-5, 7-9, 11, 12, 12a)'
         'missing_signature',
       ],
       ['not JSON after a valid signature', () => post('stripe-acme', signStripe('not json', STRIPE_SECRET)), 400, 'malformed_json'],
-      ['no event id', () => post('stripe-acme', signStripe({ type: 'charge.refunded' }, STRIPE_SECRET)), 400, 'invalid_event_id'],
+      ['no event id', () => post('stripe-acme', signStripe({ type: 'charge.refunded' }, STRIPE_SECRET)), 400, 'missing_event_id'],
+      ['a null event id', () => post('stripe-acme', signStripe({ id: null, type: 'charge.refunded' }, STRIPE_SECRET)), 400, 'invalid_event_id'],
       [
         'an event id that is too long',
         () => post('stripe-acme', signStripe(stripeEvent({ id: `evt_${'a'.repeat(300)}` }), STRIPE_SECRET)),

@@ -90,6 +90,7 @@ export class StripeProvider implements WebhookProvider {
       throw new BadRequestError('malformed_json', 'body is not a JSON object');
     }
     const { id, type, account, livemode } = event as Record<string, unknown>;
+    if (id === undefined) throw new BadRequestError('missing_event_id', 'the event has no id');
     const eventId = requireIdentifier(id, 'invalid_event_id');
     const eventType = requireIdentifier(type, 'invalid_event_type');
     if (account !== undefined && account !== null) requireIdentifier(account, 'invalid_account');
