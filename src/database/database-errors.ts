@@ -35,3 +35,9 @@ export function isDeadlock(error: unknown): boolean {
 export function isSerializationFailure(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === '40001';
 }
+
+/** 23505: the statement would have broken a unique index (`constraint`, when given); nothing of it was written. */
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  const e = error as { code?: unknown; constraint?: unknown } | null;
+  return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
+}

@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { PermanentError } from '../common/errors';
+import { isUniqueViolation } from '../database/database-errors';
 import { OrderStatus } from './domain/order-state-machine';
 import { INSERT_ORDER, LOCK_ORDERS, RECORD_PAYMENT_ERRORS, SELECT_ORDER, TRANSITION_ORDERS } from './orders.queries';
 import { CreateOrder, Order } from './orders.types';
@@ -58,16 +60,23 @@ export class OrdersRepository {
 
   /** Applies every transition (at most one per order); resolves with how many matched their conditions. */
   async transitionMany(tx: EntityManager, transitions: TransitionRequest[]): Promise<number> {
-    const [, count]: [unknown, number] = await tx.query(TRANSITION_ORDERS, [
-      transitions.map((t) => t.tenantId),
-      transitions.map((t) => t.orderId),
-      transitions.map((t) => t.paymentId),
-      transitions.map((t) => t.amountMinor),
-      transitions.map((t) => t.currency),
-      transitions.map((t) => t.from),
-      transitions.map((t) => t.to),
-    ]);
-    return count;
+    try {
+      const [, count]: [unknown, number] = await tx.query(TRANSITION_ORDERS, [
+        transitions.map((t) => t.tenantId),
+        transitions.map((t) => t.orderId),
+        transitions.map((t) => t.paymentId),
+        transitions.map((t) => t.amountMinor),
+        transitions.map((t) => t.currency),
+        transitions.map((t) => t.from),
+        transitions.map((t) => t.to),
+      ]);
+      return count;
+    } catch (error) {
+      // Another order of the tenant holds this payment id: no retry can change that. In a
+      // batch the whole call fails, and each event alone then finds its own outcome.
+      if (isUniqueViolation(error, 'orders_payment')) throw new PermanentError('payment_already_bound', 'the payment id belongs to another order');
+      throw error;
+    }
   }
 
   /** At most one error per order. */

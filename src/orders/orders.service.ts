@@ -3,6 +3,7 @@ import { EntityManager } from 'typeorm';
 import { BadRequestError, ConflictError, NotFoundError, TransientError } from '../common/errors';
 import { HandlerOutcome } from '../inbox/inbox.types';
 import { OutboxWrite, OutboxWriter } from '../outbox/outbox-writer';
+import { isUniqueViolation } from '../database/database-errors';
 import { decide, PaymentFacts } from './domain/order-state-machine';
 import { effectsOf } from './order-effects';
 import { orderKey, OrdersRepository, TransitionRequest } from './orders.repository';
@@ -41,7 +42,7 @@ export class OrdersService {
     try {
       created = await this.repository.insert(order, tx);
     } catch (error) {
-      if ((error as { code?: string })?.code === '23505') throw new ConflictError('payment_already_bound', 'the payment id belongs to another order');
+      if (isUniqueViolation(error, 'orders_payment')) throw new ConflictError('payment_already_bound', 'the payment id belongs to another order');
       throw error;
     }
     if (!created) throw new ConflictError('order_exists', 'an order with this id already exists');

@@ -9,7 +9,8 @@ import { OPERATOR_TOKEN, startTestApp, TestApp } from '../support/test-app';
 
 const op = { Authorization: `Bearer ${OPERATOR_TOKEN}` };
 import { WorkerFaults } from '../../src/inbox/worker-faults';
-import { chargeRefundedEvent, createOrder, ENDPOINTS, inboxRow, orderRow, outboxRows, paymentIntentEvent, postStripe, worker } from './worker-fixtures';
+import { OrdersService } from '../../src/orders/orders.service';
+import { chargeRefundedEvent, createOrder, ENDPOINTS, inboxRow, orderRow, outboxRows, paymentIntentEvent, postStripe, TENANT, worker } from './worker-fixtures';
 
 /** Writes a row, then fails as the event's order id says: the write must vanish with the failure. */
 @Injectable()
@@ -111,6 +112,34 @@ describe('worker batches: many events per transaction, one savepoint each', () =
       'email:receipt:acme:b1', 'email:refund:acme:b1', 'erp:order-paid:acme:b1', 'erp:order-refunded:acme:b1',
     ]);
     expect(await outboxRows(db, 'b3')).toHaveLength(2);
+  });
+
+  it('a payment id already bound to another order is quarantined at once, and the rest of the batch applies', async () => {
+    await parkLeftovers();
+    await t.app.get(OrdersService).create({ tenantId: TENANT, id: 'pb1', totalMinor: 1000, currency: 'eur', customerEmail: 'pb1@example.com', providerPaymentId: 'pi_shared' });
+    for (const id of ['pb2', 'pb3', 'pb4', 'pb5']) await createOrder(t, id);
+    const events = [
+      paymentIntentEvent('payment_intent.succeeded', { orderId: 'pb2', paymentId: 'pi_shared', id: 'evt_pb2' }),
+      paymentIntentEvent('payment_intent.succeeded', { orderId: 'pb3', id: 'evt_pb3' }),
+      // Two orders claiming one new payment in the same batch: the first binds it.
+      paymentIntentEvent('payment_intent.succeeded', { orderId: 'pb4', paymentId: 'pi_new', id: 'evt_pb4' }),
+      paymentIntentEvent('payment_intent.succeeded', { orderId: 'pb5', paymentId: 'pi_new', id: 'evt_pb5' }),
+    ];
+    for (const event of events) await postStripe(t, event);
+    expect(await worker(t).runOnce()).toBe(4);
+
+    const rows = [];
+    for (const e of events) rows.push(await inboxRow(db, e.id as string));
+    expect(rows.map((r) => [r.status, r.status_reason, r.attempts])).toEqual([
+      ['quarantined', 'payment_already_bound', 0],
+      ['done', null, 0],
+      ['done', null, 0],
+      ['quarantined', 'payment_already_bound', 0],
+    ]);
+    expect(await orderRow(db, 'pb2')).toMatchObject({ status: 'awaiting_payment', provider_payment_id: null });
+    expect(await orderRow(db, 'pb4')).toMatchObject({ status: 'paid', provider_payment_id: 'pi_new' });
+    expect(await outboxRows(db, 'pb2')).toHaveLength(0);
+    expect(await outboxRows(db, 'pb5')).toHaveLength(0);
   });
 
   it('falls back to one event at a time when a batch call fails as a whole', async () => {
