@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { signGithub, signShopify, signStandard, signStripe, stripeEvent } from '../support/signers';
@@ -97,6 +98,20 @@ describe('Receipt: POST /webhooks/:endpointId (scenarios 1-5, 7-9, 11, 12, 12a)'
     const res = await post('standard-acme', std);
     expect(res.status).toBe(401);
     expect(res.body.reason).toBe('timestamp_out_of_tolerance');
+    expect(await inbox()).toHaveLength(0);
+  });
+
+  it('3b: a Stripe timestamp is read as the SDK reads it: a second or spaced t= cannot hide a future one', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const future = now + 7 * 86_400;
+    const body = JSON.stringify(stripeEvent({ id: 'evt_s3b' }));
+    const v1 = createHmac('sha256', STRIPE_SECRET).update(`${future}.${body}`).digest('hex');
+    for (const stamps of [`t=${now},t=${future}`, `t= ${future}`, `t=${future}x`]) {
+      const res = await post('stripe-acme', { headers: { 'content-type': 'application/json', 'stripe-signature': `${stamps},v1=${v1}` }, body });
+      expect([stamps, res.status, res.body.reason]).toEqual([stamps, 401, 'invalid_timestamp']);
+    }
+    const plain = await post('stripe-acme', { headers: { 'content-type': 'application/json', 'stripe-signature': `t=${future},v1=${v1}` }, body });
+    expect(plain.body.reason).toBe('timestamp_out_of_tolerance');
     expect(await inbox()).toHaveLength(0);
   });
 

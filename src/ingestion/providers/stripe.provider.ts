@@ -44,9 +44,13 @@ export class StripeProvider implements WebhookProvider {
     if (!elements.includes('v1')) {
       throw new UnauthorizedError('unsupported_signature_version', 'no v1 signature in Stripe-Signature');
     }
-    const nowSeconds = Math.floor(now.getTime() / 1000);
-    const timestamp = Number(/(?:^|,)\s*t=(\d+)/.exec(signature)?.[1]);
-    if (Number.isFinite(timestamp) && timestamp - nowSeconds > endpoint.toleranceSeconds) {
+    // Read `t` as the SDK does (items split on ',' then '=', the key exactly `t`), and
+    // demand exactly one, all digits: then this check and the SDK's signature agree on it.
+    const stamps = signature.split(',').map((item) => item.split('=')).filter(([key]) => key === 't');
+    if (stamps.length !== 1 || !/^\d{1,12}$/.test(stamps[0][1] ?? '')) {
+      throw new UnauthorizedError('invalid_timestamp', 'Stripe-Signature needs exactly one t=<unix seconds>');
+    }
+    if (Number(stamps[0][1]) - Math.floor(now.getTime() / 1000) > endpoint.toleranceSeconds) {
       throw new UnauthorizedError('timestamp_out_of_tolerance', 'signature timestamp is in the future');
     }
 

@@ -72,7 +72,7 @@ export function hostileCases(c: HostileContext, scale = 1): HostileCase[] {
   const signed = (body: string, at?: Date) => signRequest('stripe', c.secret, body, { at });
   const eventBody = (id: unknown, extra: Record<string, unknown> = {}) =>
     JSON.stringify({ id, object: 'event', type: 'customer.created', created: 1_790_000_000, livemode: false, data: { object: {} }, ...extra });
-  const SIG_REJECT: Outcome[] = [[401, ['invalid_signature', 'unsupported_signature_version', 'timestamp_out_of_tolerance', 'missing_signature']]];
+  const SIG_REJECT: Outcome[] = [[401, ['invalid_signature', 'unsupported_signature_version', 'timestamp_out_of_tolerance', 'missing_signature', 'invalid_timestamp']]];
   const NEW_ROW: Outcome[] = [[200, ['ignored', 'accepted']]];
   const cases: HostileCase[] = [];
   const add = (x: HostileCase) => cases.push(x);
