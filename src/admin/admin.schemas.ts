@@ -6,7 +6,8 @@ const OUTBOX_STATUSES = ['pending', 'delivering', 'delivered', 'unresolved', 'de
 
 const label = z.string().min(1).max(255);
 const instant = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
-const limit = z.coerce.number().int().min(1).max(500).default(50);
+// Decimal digits only: Number() would also take '0x10', '1e2' or ' 7'.
+const limit = z.string().regex(/^\d{1,3}$/).transform(Number).pipe(z.number().int().min(1).max(500)).default(50);
 const cursor = z.string().min(1).max(200).optional();
 const reason = z.string().trim().min(1).max(1000);
 

@@ -74,7 +74,8 @@ export function classifyResponse(reply: HttpReply, now: Date): DeliveryResult {
     const retryAfterMs = parseRetryAfterMs(reply.headers['retry-after'], now);
     return { kind: 'retry', statusCode: status, error: `HTTP ${status}`, outcomeUnknown: false, retryAfterMs };
   }
-  if (status >= 400 && status < 500) return { kind: 'dead', statusCode: status, error: `HTTP ${status}` };
+  // 408: the destination gave up reading the request, so it applied nothing; RFC 9110 says repeat it.
+  if (status >= 400 && status < 500 && status !== 408) return { kind: 'dead', statusCode: status, error: `HTTP ${status}` };
   // 5xx (and anything unexpected, e.g. a 3xx we do not follow): try again later.
   return { kind: 'retry', statusCode: status, error: `HTTP ${status}`, outcomeUnknown: false };
 }
