@@ -9,7 +9,7 @@ import { isInvalidData } from '../database/database-errors';
 import { InboxService } from '../inbox/inbox.service';
 import { IngestionMetrics } from '../observability/ingestion.metrics';
 import { ProviderRegistry } from './providers/provider.registry';
-import { VerifiedEvent } from './providers/webhook-provider';
+import { utf8Text, VerifiedEvent } from './providers/webhook-provider';
 import { readRawBody } from './raw-body';
 
 export interface IngestionResult {
@@ -69,7 +69,10 @@ export class IngestionService {
     let text: string;
     try {
       event = this.providers.get(endpoint.provider).verify({ headers, rawBody }, endpoint, this.clock.now());
-      text = rawBody.toString('utf8');
+      // JSON is UTF-8 (RFC 8259): a lossy decode would store text whose bytes are not the signed ones.
+      const decoded = utf8Text(rawBody);
+      if (decoded === undefined) throw new BadRequestError('malformed_json', 'body is not valid UTF-8');
+      text = decoded;
       if (JSON_NUL_ESCAPE.test(text)) {
         throw new BadRequestError('unsupported_json', 'JSON strings may not contain \\u0000');
       }

@@ -115,6 +115,16 @@ describe('Receipt: POST /webhooks/:endpointId (scenarios 1-5, 7-9, 11, 12, 12a)'
     expect(await inbox()).toHaveLength(0);
   });
 
+  it('a body signed over bytes that are not UTF-8 is 400 malformed_json, never stored as other text', async () => {
+    const body = Buffer.concat([Buffer.from('{"ref":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
+    const signature = `sha256=${createHmac('sha256', GITHUB_SECRET).update(body).digest('hex')}`;
+    const headers = { 'content-type': 'application/json', 'x-hub-signature-256': signature, 'x-github-delivery': 'd-utf8', 'x-github-event': 'push' };
+    // fetch, not supertest: superagent re-encodes a Buffer sent as application/json.
+    const res = await fetch(`${t.url}/webhooks/github-acme`, { method: 'POST', headers, body: new Uint8Array(body) });
+    expect([res.status, ((await res.json()) as { reason: string }).reason]).toEqual([400, 'malformed_json']);
+    expect(await inbox()).toHaveLength(0);
+  });
+
   it('4: the exact signed request twice: both 200, one row, deliveries = 2', async () => {
     const signed = signStripe(stripeEvent({ id: 'evt_s4' }), STRIPE_SECRET);
     const first = await post('stripe-acme', signed);

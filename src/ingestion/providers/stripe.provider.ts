@@ -5,6 +5,7 @@ import {
   header,
   liveSecrets,
   requireIdentifier,
+  utf8Text,
   VerifiedEvent,
   WebhookProvider,
   WebhookProviderFor,
@@ -15,17 +16,12 @@ const { webhooks } = Stripe as unknown as { webhooks: Stripe.Webhooks };
 
 // The SDK verifies the body after a lossy UTF-8 decode (invalid bytes become U+FFFD,
 // a leading BOM is dropped): only bytes that decode exactly can be the signed bytes.
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const BOM = 0xfeff;
 
 /** The body as text when its bytes are exactly that text's UTF-8 (so signing either is the same), else undefined. */
 function exactUtf8Text(body: Buffer): string | undefined {
-  try {
-    const text = strictUtf8.decode(body);
-    return text.charCodeAt(0) === BOM ? undefined : text;
-  } catch {
-    return undefined;
-  }
+  const text = utf8Text(body);
+  return text?.charCodeAt(0) === BOM ? undefined : text;
 }
 
 /**

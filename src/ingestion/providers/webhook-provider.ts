@@ -58,6 +58,17 @@ export function requireIdentifier(value: unknown, reason: string): string {
   return value;
 }
 
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** The body as text when its bytes are valid UTF-8 (a BOM kept as U+FEFF), else undefined. */
+export function utf8Text(body: Buffer): string | undefined {
+  try {
+    return strictUtf8.decode(body);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Parses the verified body as a JSON object. */
 export function parseJsonObject(rawBody: Buffer): Record<string, unknown> {
   let value: unknown;
