@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { queryPrepared } from '../database/prepared-statement';
+import { queryPrepared, queryPreparedIn } from '../database/prepared-statement';
 import { acceptMany, CLAIM, DELETE_IDENTITIES, FINISH, FINISH_MANY, PURGE_PAYLOADS, RECORD_FAILURE } from './inbox.queries';
 import {
   ADMIN_BACKLOG,
@@ -132,14 +132,14 @@ export class InboxRepository {
     lease: string,
     now: Date,
   ): Promise<boolean> {
-    const [, count]: [unknown, number] = await tx.query(FINISH_MANY, [
+    const { rowCount } = await queryPreparedIn(tx, 'inbox_finish_many', FINISH_MANY, [
       outcomes.map((o) => o.id),
       outcomes.map((o) => o.status),
       outcomes.map((o) => o.reason),
       now,
       lease,
     ]);
-    return count === outcomes.length;
+    return rowCount === outcomes.length;
   }
 
   /** Fenced retry bookkeeping; undefined when the lease was lost. */

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { PermanentError } from '../common/errors';
 import { isUniqueViolation } from '../database/database-errors';
+import { queryPreparedIn } from '../database/prepared-statement';
 import { OrderStatus } from './domain/order-state-machine';
 import { INSERT_ORDER, LOCK_ORDERS, RECORD_PAYMENT_ERRORS, SELECT_ORDER, TRANSITION_ORDERS } from './orders.queries';
 import { CreateOrder, Order } from './orders.types';
@@ -54,14 +55,14 @@ export class OrdersRepository {
 
   /** Locks the given orders (in key order) and returns those that exist, keyed by orderKey(). */
   async lockMany(tx: EntityManager, keys: { tenantId: string; orderId: string }[]): Promise<Map<string, Order>> {
-    const rows: OrderRow[] = await tx.query(LOCK_ORDERS, [keys.map((k) => k.tenantId), keys.map((k) => k.orderId)]);
+    const { rows } = await queryPreparedIn<OrderRow>(tx, 'orders_lock', LOCK_ORDERS, [keys.map((k) => k.tenantId), keys.map((k) => k.orderId)]);
     return new Map(rows.map((r) => [orderKey(r.tenant_id, r.id), toOrder(r)]));
   }
 
   /** Applies every transition (at most one per order); resolves with how many matched their conditions. */
   async transitionMany(tx: EntityManager, transitions: TransitionRequest[]): Promise<number> {
     try {
-      const [, count]: [unknown, number] = await tx.query(TRANSITION_ORDERS, [
+      const { rowCount } = await queryPreparedIn(tx, 'orders_transition', TRANSITION_ORDERS, [
         transitions.map((t) => t.tenantId),
         transitions.map((t) => t.orderId),
         transitions.map((t) => t.paymentId),
@@ -70,7 +71,7 @@ export class OrdersRepository {
         transitions.map((t) => t.from),
         transitions.map((t) => t.to),
       ]);
-      return count;
+      return rowCount;
     } catch (error) {
       // Another order of the tenant holds this payment id: no retry can change that. In a
       // batch the whole call fails, and each event alone then finds its own outcome.
@@ -81,7 +82,11 @@ export class OrdersRepository {
 
   /** At most one error per order. */
   async recordPaymentErrors(tx: EntityManager, errors: { tenantId: string; orderId: string; error: string }[]): Promise<void> {
-    await tx.query(RECORD_PAYMENT_ERRORS, [errors.map((e) => e.tenantId), errors.map((e) => e.orderId), errors.map((e) => e.error)]);
+    await queryPreparedIn(tx, 'orders_payment_errors', RECORD_PAYMENT_ERRORS, [
+      errors.map((e) => e.tenantId),
+      errors.map((e) => e.orderId),
+      errors.map((e) => e.error),
+    ]);
   }
 }
 

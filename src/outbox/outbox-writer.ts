@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { afterCommit } from '../database/after-commit';
 import { PgNotifications } from '../database/pg-notifications';
+import { queryPreparedIn } from '../database/prepared-statement';
 import { INSERT_OUTBOX } from './outbox.queries';
 
 /** Body of an ERP operation: everything the relay needs, so a resend is identical. */
@@ -57,7 +58,7 @@ export class OutboxWriter {
   /** Resolves with the operation keys actually inserted (keys already present are skipped). */
   async write(tx: EntityManager, entries: OutboxWrite[]): Promise<string[]> {
     if (entries.length === 0) return [];
-    const rows: { operation_key: string }[] = await tx.query(INSERT_OUTBOX, [
+    const { rows } = await queryPreparedIn<{ operation_key: string }>(tx, 'outbox_insert', INSERT_OUTBOX, [
       entries.map((e) => e.operationKey),
       entries.map((e) => e.destination),
       entries.map((e) => e.operationType),

@@ -64,7 +64,7 @@ export class OutboxRepository {
   /** Returns the ids actually updated: an id missing from it lost its lease to another relay. */
   async record(relayId: string, now: Date, outcomes: OutboxOutcome[]): Promise<Set<string>> {
     if (outcomes.length === 0) return new Set();
-    const [rows] = (await this.dataSource.query(RECORD_OUTCOMES, [
+    const rows = await queryPrepared<{ id: string }>(this.dataSource, 'outbox_record_outcomes', RECORD_OUTCOMES, [
       outcomes.map((o) => o.id),
       outcomes.map((o) => o.attempts),
       outcomes.map((o) => o.status),
@@ -75,7 +75,7 @@ export class OutboxRepository {
       relayId,
       now,
       outcomes.map((o) => o.deferred ?? false),
-    ])) as [{ id: string }[], number];
+    ]);
     return new Set(rows.map((r) => String(r.id)));
   }
 
