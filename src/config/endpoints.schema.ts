@@ -3,7 +3,10 @@ import { z } from 'zod';
 const secretSchema = z
   .object({
     label: z.string().min(1),
-    env: z.string().min(1).optional(),
+    env: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]{0,99}$/, 'the name of an environment variable (letters, digits, "_"), never the secret itself')
+      .optional(),
     value: z.string().min(1).optional(),
     notAfter: z.iso.datetime({ offset: true }).optional(),
   })
@@ -18,7 +21,12 @@ export const endpointSchema = z
     provider: z.string().min(1),
     tenantId: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, ".", "_" or "-" (1-100)'),
     secrets: z.array(secretSchema).min(1),
-    toleranceSeconds: z.number().int().positive('must be positive: 0 would disable the timestamp check').default(300),
+    toleranceSeconds: z
+      .number()
+      .int()
+      .positive('must be positive: 0 would disable the timestamp check')
+      .max(3600, 'at most 3600: a longer window would let a captured request be replayed for that long')
+      .default(300),
     maxBodyBytes: z.number().int().positive().max(64 * 1024 * 1024).default(1024 * 1024),
     eventTypes: z.array(z.string().min(1)).min(1).optional(),
     expect: z.record(z.string(), z.union([z.string(), z.boolean(), z.number()])).optional(),

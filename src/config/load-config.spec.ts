@@ -55,7 +55,10 @@ describe('loadConfig', () => {
     [{ RELAY_TIMEOUT_MS: '30000' }, /^RELAY_LEASE_MS: must be more than twice RELAY_TIMEOUT_MS/],
     [{ ROLES: 'api,cron' }, /^ROLES: unknown role "cron"/],
     [{ ERP_URL: 'not a url' }, /^ERP_URL: /],
-    [{ ADMIN_TOKENS: 'alice:admin:0123456789abcdef' }, /^ADMIN_TOKENS: .*role "admin"/],
+    [{ ADMIN_TOKENS: 'alice:admin:0123456789abcdef' }, /^ADMIN_TOKENS: entry 1 has no role/],
+    [{ ERP_URL: 'postgres://u:pw@db/x' }, /^ERP_URL: expected a http or https URL/],
+    [{ DATABASE_URL: 'http://db/x' }, /^DATABASE_URL: expected a postgres or postgresql URL/],
+    [{ RETRY_BASE_MS: '5000', RETRY_MAX_MS: '10' }, /^RETRY_MAX_MS: must be at least RETRY_BASE_MS/],
     [{ ADMIN_TOKENS: 'alice:viewer:short' }, /^ADMIN_TOKENS: .*shorter than 16/],
     [{ ADMIN_TOKENS: 'alice:viewer:sha256:xyz' }, /^ADMIN_TOKENS: .*64 hex/],
     [{ RETENTION_IDENTITY_DAYS: '7' }, /^RETENTION_IDENTITY_DAYS: /],
@@ -77,7 +80,9 @@ describe('loadConfig', () => {
 
   it.each([
     ['a tolerance of 0', [stripe({ toleranceSeconds: 0 })], /toleranceSeconds: must be positive/],
-    ['a missing secret variable', [stripe({ secrets: [{ label: 'k', env: 'UNSET_VAR' }] })], /UNSET_VAR is not set/],
+    ['a missing secret variable', [stripe({ secrets: [{ label: 'k', env: 'UNSET_VAR' }] })], /secrets\.0 \("k"\): the environment variable it names is not set/],
+    ['a tolerance over an hour', [stripe({ toleranceSeconds: 3601 })], /toleranceSeconds: at most 3600/],
+    ['a secret pasted as "env"', [stripe({ secrets: [{ label: 'k', env: 'whsec_abc/def+ghi=' }] })], /secrets\.0\.env: the name of an environment variable/],
     ['duplicate endpoint ids', [stripe(), stripe()], /duplicate endpoint id "stripe-acme"/],
     ['a secret with both env and value', [stripe({ secrets: [{ label: 'k', env: 'A', value: 'b' }] })], /exactly one/],
     ['an unknown field', [stripe({ tolerance: 10 })], /endpoints\.0/],
@@ -104,5 +109,26 @@ describe('loadConfig', () => {
       expect(errorOf(() => load({ ...complete, [name]: undefined }))).toBe(`${name}: required when NODE_ENV=production`);
     }
     expect(errorOf(() => loadConfig({ ...complete, STRIPE_SECRET_ACME: 'x' }))).toMatch(/^WEBHOOK_ENDPOINTS_FILE: required/);
+  });
+
+  it('never prints a secret in a config error', () => {
+    const token = 'supersecrettoken12345';
+    expect(errorOf(() => load({ ADMIN_TOKENS: `alice:${token}:viewer` }))).not.toContain(token);
+    const pasted = 'whsec_REALSECRETVALUE';
+    expect(errorOf(() => load({}, [stripe({ secrets: [{ label: 'k', env: pasted }] })]))).not.toContain(pasted);
+  });
+
+  it('refuses inline secret values in production: the demo file cannot go live', () => {
+    const production: Env = {
+      NODE_ENV: 'production',
+      DATABASE_URL: 'postgres://u@db/x',
+      ADMIN_TOKENS: 'ops:operator:0123456789abcdef',
+      ERP_URL: 'http://erp',
+      EMAIL_URL: 'http://email',
+    };
+    expect(errorOf(() => load(production, [stripe({ secrets: [{ label: 'k', value: 'whsec_demo' }] })]))).toMatch(
+      /secrets\.0: an inline "value" is for development/,
+    );
+    expect(load({ NODE_ENV: 'development' }, [stripe({ secrets: [{ label: 'k', value: 'whsec_demo' }] })]).endpoints.size).toBe(1);
   });
 });

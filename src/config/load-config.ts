@@ -23,14 +23,20 @@ function int(name: string, env: Env, fallback: number, min: number, max = Number
   return value;
 }
 
-function url(name: string, env: Env): string | undefined {
+const HTTP = ['http:', 'https:'];
+const POSTGRES = ['postgres:', 'postgresql:'];
+
+function url(name: string, env: Env, protocols: string[]): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
+  let parsed: URL;
   try {
-    const parsed = new URL(raw);
-    if (!['http:', 'https:', 'postgres:', 'postgresql:'].includes(parsed.protocol)) throw new Error();
+    parsed = new URL(raw);
   } catch {
     throw new ConfigError(`${name}: not a valid URL`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name}: expected a ${protocols.map((p) => p.slice(0, -1)).join(' or ')} URL`);
   }
   return raw.replace(/\/+$/, '');
 }
@@ -66,7 +72,8 @@ function parseAdminTokens(raw: string): AdminToken[] {
         throw new ConfigError(`ADMIN_TOKENS: entry ${index + 1} is not "name:role:token"`);
       }
       if (role !== 'viewer' && role !== 'operator') {
-        throw new ConfigError(`ADMIN_TOKENS: entry "${name}" has role "${role}" (expected viewer or operator)`);
+        // The value is not echoed: with the fields in the wrong order it is the token.
+        throw new ConfigError(`ADMIN_TOKENS: entry ${index + 1} has no role viewer or operator in its second field ("name:role:token")`);
       }
       if (token.startsWith('sha256:')) {
         const hex = token.slice('sha256:'.length);
@@ -88,7 +95,7 @@ function parseAdminTokens(raw: string): AdminToken[] {
   return tokens;
 }
 
-function loadEndpoints(file: string, env: Env): Map<string, EndpointConfig> {
+function loadEndpoints(file: string, env: Env, production: boolean): Map<string, EndpointConfig> {
   let json: unknown;
   try {
     json = JSON.parse(readFileSync(file, 'utf8'));
@@ -107,10 +114,16 @@ function loadEndpoints(file: string, env: Env): Map<string, EndpointConfig> {
       throw new ConfigError(`WEBHOOK_ENDPOINTS_FILE: ${file}: endpoints.${index}.id: duplicate endpoint id "${e.id}"`);
     }
     const secrets = e.secrets.map((s, i) => {
+      if (production && s.value !== undefined) {
+        throw new ConfigError(
+          `WEBHOOK_ENDPOINTS_FILE: ${file}: endpoints.${index}.secrets.${i}: an inline "value" is for development; in production name an environment variable ("env")`,
+        );
+      }
       const value = s.value ?? env[s.env!];
       if (!value) {
         throw new ConfigError(
-          `WEBHOOK_ENDPOINTS_FILE: ${file}: endpoints.${index}.secrets.${i}: environment variable ${s.env} is not set`,
+          // Not the variable's name: a secret pasted into "env" by mistake would be printed.
+          `WEBHOOK_ENDPOINTS_FILE: ${file}: endpoints.${index}.secrets.${i} ("${s.label}"): the environment variable it names is not set`,
         );
       }
       return { label: s.label, value, notAfter: s.notAfter ? new Date(s.notAfter) : undefined };
@@ -162,6 +175,10 @@ export function loadConfig(env: Env): AppConfig {
   const logLevel = logLevelSchema.safeParse(env.LOG_LEVEL ?? 'info');
   if (!logLevel.success) throw new ConfigError(`LOG_LEVEL: expected one of ${logLevelSchema.options.join(', ')}`);
 
+  const retryBaseMs = int('RETRY_BASE_MS', env, 1000, 1);
+  const retryMaxMs = int('RETRY_MAX_MS', env, 3600000, 1);
+  if (retryMaxMs < retryBaseMs) throw new ConfigError(`RETRY_MAX_MS: must be at least RETRY_BASE_MS (${retryBaseMs})`);
+
   const relayTimeoutMs = int('RELAY_TIMEOUT_MS', env, 10000, 10);
   const relayLeaseMs = int('RELAY_LEASE_MS', env, 60000, 100);
   if (relayLeaseMs <= 2 * relayTimeoutMs) {
@@ -171,16 +188,16 @@ export function loadConfig(env: Env): AppConfig {
 
   return {
     production,
-    databaseUrl: url('DATABASE_URL', env),
+    databaseUrl: url('DATABASE_URL', env, POSTGRES),
     databasePoolSize: int('DATABASE_POOL_SIZE', env, 20, 2, 500),
     dataDir: resolve(env.DATA_DIR || '.data'),
     port: int('PORT', env, 3000, 0, 65535),
     endpointsFile,
-    endpoints: loadEndpoints(endpointsFile, env),
+    endpoints: loadEndpoints(endpointsFile, env, production),
     adminTokens,
     generatedAdminToken,
-    erpUrl: url('ERP_URL', env),
-    emailUrl: url('EMAIL_URL', env),
+    erpUrl: url('ERP_URL', env, HTTP),
+    emailUrl: url('EMAIL_URL', env, HTTP),
     roles: parseRoles(env),
     ingestBatch: {
       maxBatch: int('INGEST_BATCH_MAX', env, 128, 1, 1000),
@@ -193,8 +210,8 @@ export function loadConfig(env: Env): AppConfig {
       maxAttempts: int('WORKER_MAX_ATTEMPTS', env, 10, 1, 1000),
     },
     retry: {
-      baseMs: int('RETRY_BASE_MS', env, 1000, 1),
-      maxMs: int('RETRY_MAX_MS', env, 3600000, 1),
+      baseMs: retryBaseMs,
+      maxMs: retryMaxMs,
     },
     relay: {
       pollMs: int('RELAY_POLL_MS', env, 1000, 10),

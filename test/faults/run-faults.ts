@@ -68,7 +68,7 @@ async function main(): Promise<void> {
           id: ENDPOINT,
           provider: 'stripe',
           tenantId: TENANT,
-          secrets: [{ label: 'faults', value: SECRET }],
+          secrets: [{ label: 'faults', env: 'FAULTS_STRIPE_SECRET' }],
           toleranceSeconds: TOLERANCE_SECONDS,
           maxBodyBytes: MAX_BODY_BYTES,
           eventTypes: ['payment_intent.succeeded', 'payment_intent.payment_failed', 'payment_intent.canceled', 'charge.refunded'],
@@ -89,6 +89,7 @@ async function main(): Promise<void> {
     // FAULTS_NODE_OPTIONS, e.g. "--require ./trace.js", instruments the services while hunting a defect.
     ...(process.env.FAULTS_NODE_OPTIONS ? { NODE_OPTIONS: process.env.FAULTS_NODE_OPTIONS } : {}),
     NODE_ENV: 'production',
+    FAULTS_STRIPE_SECRET: SECRET,
     DATABASE_URL: pg.url,
     DATABASE_POOL_SIZE: '10',
     WEBHOOK_ENDPOINTS_FILE: endpointsFile,
