@@ -47,7 +47,8 @@ async function main(argv: string[]): Promise<number> {
       return admin(base, token, 'GET', '/admin/stats');
     default:
       process.stdout.write(`${USAGE}\n`);
-      return command || flags.help ? 0 : 2;
+      // Help asked for: 0. No command or an unknown one: 2.
+      return flags.help && !command ? 0 : 2;
   }
 }
 
@@ -72,6 +73,7 @@ async function send(base: string, [endpointId, eventType]: string[], flags: Flag
 function stripeEvent(id: string, type: string, flags: Flags): object {
   const order = String(flags.order ?? 'o-1001');
   const amount = Number(flags.amount ?? 4999);
+  if (!Number.isSafeInteger(amount) || amount < 0) throw new Error('--amount must be a whole number of minor units (e.g. 4999)');
   const currency = String(flags.currency ?? 'eur');
   const payment = String(flags.payment ?? `pi_${order.replace(/[^A-Za-z0-9]/g, '')}`);
   const object = type.startsWith('charge.')
@@ -83,7 +85,11 @@ function stripeEvent(id: string, type: string, flags: Flags): object {
 function replayRequest([id]: string[], flags: Flags): [string, object] {
   const reason = flags.reason;
   if (typeof reason !== 'string' || !reason.trim()) throw new Error('replay needs --reason');
-  if (id) return [`/admin/inbox/${encodeURIComponent(id)}/replay`, { reason }];
+  if (id) {
+    // The API has no dry run for one event: refuse rather than replay for real.
+    if (flags['dry-run']) throw new Error('--dry-run works with --filter; to preview one event, GET /admin/inbox/<id>');
+    return [`/admin/inbox/${encodeURIComponent(id)}/replay`, { reason }];
+  }
   if (typeof flags.filter !== 'string') throw new Error('replay needs an inbox id or --filter');
   const filter = Object.fromEntries(
     flags.filter.split(',').map((pair) => {

@@ -1,0 +1,20 @@
+import { join } from 'node:path';
+import { runTsChild } from '../support/child-process';
+
+const CLI = join(__dirname, '..', '..', 'src', 'cli', 'cli.ts');
+
+/** Arguments the CLI must refuse before it sends anything (no service is running here). */
+describe('cli arguments', () => {
+  it.each([
+    [['bogus'], 2, /Usage:/],
+    [[], 2, /Usage:/],
+    [['--help'], 0, /Usage:/],
+    // The API has no dry run for one id: replaying for real would be the opposite of what was asked.
+    [['replay', '1', '--dry-run', '--reason', 'preview', '--token', 't'], 2, /--dry-run works with --filter/],
+    [['send', 'stripe-demo', '--amount', 'abc', '--url', 'http://127.0.0.1:9'], 2, /--amount must be a whole number/],
+  ])('%j exits %i', async (args, code, output) => {
+    const result = await runTsChild(CLI, args);
+    expect(result.code).toBe(code);
+    expect(result.output).toMatch(output);
+  }, 30_000);
+});
