@@ -41,6 +41,12 @@ function url(name: string, env: Env, protocols: string[]): string | undefined {
   return raw.replace(/\/+$/, '');
 }
 
+/** Only what a migration run needs, so it does not depend on the endpoints file or tokens. */
+export function loadDatabaseConfig(env: Env): { databaseUrl: string | undefined; dataDir: string } {
+  if (env.NODE_ENV === 'production' && !env.DATABASE_URL) throw new ConfigError('DATABASE_URL: required when NODE_ENV=production');
+  return { databaseUrl: url('DATABASE_URL', env, POSTGRES), dataDir: resolve(env.DATA_DIR || '.data') };
+}
+
 function parseRoles(env: Env): Set<Role> {
   const raw = env.ROLES;
   if (raw === undefined || raw.trim() === '') return new Set(ROLES);
@@ -188,9 +194,8 @@ export function loadConfig(env: Env): AppConfig {
 
   return {
     production,
-    databaseUrl: url('DATABASE_URL', env, POSTGRES),
+    ...loadDatabaseConfig(env),
     databasePoolSize: int('DATABASE_POOL_SIZE', env, 20, 2, 500),
-    dataDir: resolve(env.DATA_DIR || '.data'),
     port: int('PORT', env, 3000, 0, 65535),
     endpointsFile,
     endpoints: loadEndpoints(endpointsFile, env, production),

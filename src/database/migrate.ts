@@ -1,11 +1,14 @@
 import { join } from 'node:path';
-import { loadConfig } from '../config/load-config';
+import { loadDatabaseConfig } from '../config/load-config';
 import { createDataSource, runMigrations } from './data-source';
 import { startEmbeddedPostgres } from './embedded-postgres';
 
-/** `npm run migration:run`: applies pending migrations to DATABASE_URL or the embedded database. */
+/**
+ * `npm run migration:run` (in an image: `node dist/src/database/migrate.js`): applies
+ * pending migrations to DATABASE_URL or the embedded database. Needs nothing else.
+ */
 async function main(): Promise<void> {
-  const config = loadConfig(process.env);
+  const config = loadDatabaseConfig(process.env);
   const embedded = config.databaseUrl
     ? undefined
     : await startEmbeddedPostgres({ dir: join(config.dataDir, 'postgres'), database: 'webhook_inbox' });
