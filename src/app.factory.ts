@@ -34,6 +34,8 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     bodyParser: false,
     logger: options.logger === 'pino' ? undefined : options.logger,
     bufferLogs: pino,
+    // A failed start is the one line main.ts prints, not the buffered start-up logs and a stack.
+    autoFlushLogs: !pino,
     abortOnError: false,
   });
   app.disable('x-powered-by');
@@ -43,7 +45,10 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   app.use((req: Request, res: Response, next: NextFunction) =>
     parseJson(req, res, (error?: unknown) => (error ? rejectBody(res, error) : next())),
   );
-  if (pino) app.useLogger(app.get(PinoLogger));
+  if (pino) {
+    app.useLogger(app.get(PinoLogger));
+    app.flushLogs();
+  }
   app.useGlobalFilters(new HttpExceptionFilter());
   setupOpenApi(app);
   mountWebhookRoute(app);
