@@ -13,9 +13,10 @@ import { InboxRepository } from './inbox.repository';
 import { HandlerOutcome, InboxEvent, RegisteredHandler, WebhookBatchHandler } from './inbox.types';
 import { WorkerFaults } from './worker-faults';
 
-/** The fenced completion matched nothing: another worker owns the event now. */
+/** The fenced completion missed a row: another claim owns that event now. */
 class LeaseLostError extends Error {
-  constructor() {
+  /** For a batch: the ids whose lease another claim had taken by the completion. */
+  constructor(readonly lost?: Set<string>) {
     super('lease_lost');
   }
 }
@@ -104,15 +105,16 @@ export class InboxEventProcessor {
           for (const event of group.events) await this.applyAlone(event, tx, r);
         }
         const outcomes = [...r.settled].map(([event, { status, reason }]) => ({ id: event.id, status, reason }));
-        if (outcomes.length > 0 && !(await this.repository.finishMany(tx, outcomes, events[0].lease, this.clock.now()))) {
-          throw new LeaseLostError();
+        if (outcomes.length > 0) {
+          const held = await this.repository.finishMany(tx, outcomes, events[0].lease, this.clock.now());
+          if (held.size < outcomes.length) throw new LeaseLostError(new Set(outcomes.map((o) => o.id).filter((id) => !held.has(id))));
         }
         return r;
       });
     } catch (error) {
       // One at a time: a burst of single transactions would drain the pool that ingestion needs.
       this.logger.warn({ events: events.length, err: shortError(error) }, 'batch failed as a whole; processing its events one by one');
-      return this.oneByOne(events);
+      return this.oneByOne(events, error instanceof LeaseLostError ? error.lost : undefined);
     }
     const outcomes: AttemptOutcome[] = [];
     for (const event of events) {
@@ -131,9 +133,10 @@ export class InboxEventProcessor {
     return outcomes;
   }
 
-  private async oneByOne(events: InboxEvent[]): Promise<AttemptOutcome[]> {
+  /** Each event alone, except those another claim has taken (`lost`): they are its work now. */
+  private async oneByOne(events: InboxEvent[], lost?: Set<string>): Promise<AttemptOutcome[]> {
     const outcomes: AttemptOutcome[] = [];
-    for (const event of events) outcomes.push(await this.process(event));
+    for (const event of events) outcomes.push(lost?.has(event.id) ? 'lost_lease' : await this.process(event));
     return outcomes;
   }
 

@@ -42,6 +42,8 @@ export class InboxWorker {
   private claimed = 0;
   private idle: (() => void)[] = [];
   private leases = 0;
+  /** How long a batch takes, smoothed (unknown before the first): queued batches age inside their lease while they wait. */
+  private batchMs: number | undefined;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -92,11 +94,15 @@ export class InboxWorker {
 
   private pump(): void {
     while (this.busyLanes < this.concurrency && this.queue.length > 0) this.run(this.queue.shift()!);
-    // Claim ahead while the queue holds less than a batch for every lane.
-    if (this.due && !this.claiming && !this.stopped && this.queue.length < this.concurrency) {
+    // Claim ahead while the queue holds less than a batch for every lane; until a batch has shown
+    // it is quick against the lease, only for the lanes that are free, so no claimed batch waits
+    // out its lease in the queue.
+    const slow = this.batchMs === undefined || this.batchMs > this.config.worker.leaseMs / 8;
+    const batches = slow ? this.concurrency - this.busyLanes - this.queue.length : this.queue.length < this.concurrency ? this.concurrency : 0;
+    if (this.due && !this.claiming && !this.stopped && batches > 0) {
       this.due = false;
       this.claiming = true;
-      void this.claimAhead().finally(() => {
+      void this.claimAhead(batches).finally(() => {
         this.claiming = false;
         this.pump();
       });
@@ -106,13 +112,13 @@ export class InboxWorker {
     }
   }
 
-  private async claimAhead(): Promise<void> {
-    const size = this.concurrency * TRANSACTION_BATCH;
+  private async claimAhead(batches: number): Promise<void> {
+    const size = batches * TRANSACTION_BATCH;
     try {
       const events = await this.claim(size);
       this.claimed += events.length;
       if (events.length === size) this.due = true;
-      this.queue.push(...this.split(events));
+      this.queue.push(...this.split(events, batches));
     } catch (error) {
       // Typically the database is unreachable; the next poll wakes the worker again.
       this.logger.error({ err: (error as Error).message }, 'claim failed');
@@ -121,9 +127,12 @@ export class InboxWorker {
 
   private run(batch: InboxEvent[]): void {
     this.busyLanes++;
+    const started = Date.now();
     this.processBatch(batch)
       .catch((error: Error) => this.logger.error({ events: batch.length, err: error.message }, 'batch failed; its leases expire and it is retried'))
       .finally(() => {
+        const took = Date.now() - started;
+        this.batchMs = this.batchMs === undefined ? took : 0.8 * this.batchMs + 0.2 * took;
         this.busyLanes--;
         this.pump();
       });
@@ -146,14 +155,14 @@ export class InboxWorker {
   }
 
   /**
-   * Transaction-sized batches, spread over the lanes so that a small claim still
+   * Transaction-sized batches, spread over `lanes` so that a small claim still
    * runs in parallel. Not below MIN_SPLIT when batch handlers take every event:
    * they apply a few events in the same statements, and round trips, as one, so
    * a finer split would only multiply the transactions.
    */
-  private split(events: InboxEvent[]): InboxEvent[][] {
+  private split(events: InboxEvent[], lanes = this.concurrency): InboxEvent[][] {
     const least = this.processor.handledTogether(events) ? MIN_SPLIT : 1;
-    const size = Math.min(TRANSACTION_BATCH, Math.max(least, Math.ceil(events.length / this.concurrency)));
+    const size = Math.min(TRANSACTION_BATCH, Math.max(least, Math.ceil(events.length / lanes)));
     const batches: InboxEvent[][] = [];
     for (let i = 0; i < events.length; i += size) batches.push(events.slice(i, i + size));
     return batches;

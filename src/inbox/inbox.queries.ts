@@ -67,7 +67,7 @@ export const CLAIM = `
 
 /**
  * Fenced completion of many events at once: only rows still held by claim $5
- * change. Fewer rows than ids means a lease was lost. The claim token alone is
+ * change. Fewer ids back than given means a lease was lost. The claim token alone is
  * the fence: only a claim sets locked_by, and every statement that moves a row
  * out of 'processing' clears it. Adding `status = 'processing'` let the planner
  * read every held row through webhook_inbox_leased (and its dead entries) instead
@@ -77,7 +77,8 @@ export const FINISH_MANY = `
   UPDATE webhook_inbox i
      SET status = v.status, status_reason = v.reason, completed_at = $4, locked_by = NULL, locked_until = NULL
     FROM unnest($1::bigint[], $2::text[], $3::text[]) AS v(id, status, reason)
-   WHERE i.id = v.id AND i.locked_by = $5`;
+   WHERE i.id = v.id AND i.locked_by = $5
+  RETURNING i.id`;
 
 /**
  * Fenced completion: changes the row only while claim $2 still holds the lease.

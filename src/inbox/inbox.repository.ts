@@ -125,21 +125,21 @@ export class InboxRepository {
     return count === 1;
   }
 
-  /** Fenced completion of a batch in `tx`; false if any lease was lost (the caller rolls back). */
+  /** Fenced completion of a batch in `tx`; resolves with the ids still held (fewer: the caller rolls back). */
   async finishMany(
     tx: EntityManager,
     outcomes: { id: string; status: 'done' | 'ignored' | 'quarantined'; reason: string | null }[],
     lease: string,
     now: Date,
-  ): Promise<boolean> {
-    const { rowCount } = await queryPreparedIn(tx, 'inbox_finish_many', FINISH_MANY, [
+  ): Promise<Set<string>> {
+    const { rows } = await queryPreparedIn<{ id: string }>(tx, 'inbox_finish_many', FINISH_MANY, [
       outcomes.map((o) => o.id),
       outcomes.map((o) => o.status),
       outcomes.map((o) => o.reason),
       now,
       lease,
     ]);
-    return rowCount === outcomes.length;
+    return new Set(rows.map((r) => String(r.id)));
   }
 
   /** Fenced retry bookkeeping; undefined when the lease was lost. */
