@@ -2,6 +2,7 @@ import { Global, Injectable, Logger, Module, OnApplicationShutdown } from '@nest
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { ClockSkewCheck } from './clock-skew.check';
 import { createDataSource, runMigrations } from './data-source';
 import { EmbeddedDatabase, startEmbeddedPostgres } from './embedded-postgres';
 import { PgNotifications } from './pg-notifications';
@@ -54,6 +55,7 @@ class DatabaseShutdown implements OnApplicationShutdown {
       },
     },
     DatabaseShutdown,
+    ClockSkewCheck,
     PgNotifications,
   ],
   exports: [DataSource, PgNotifications],
