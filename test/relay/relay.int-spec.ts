@@ -274,6 +274,8 @@ describe('outbox relay (real PostgreSQL, fake ERP and email API)', () => {
     // Leases compare instance clocks: instances share time (NTP), so they share the test clock.
     // A generous timeout: a slow answer under CI load must not turn into a (legitimate) retry here.
     const relaxed = { ...env(), RELAY_TIMEOUT_MS: '10000', RELAY_LEASE_MS: '30000' };
+    // Back to real time first: a start checks its clock against PostgreSQL's.
+    t.clock.offsetMs = 0;
     const one = await startTestApp({ databaseUrl: db.url, env: relaxed, clock: t.clock });
     const other = await startTestApp({ databaseUrl: db.url, env: relaxed, clock: t.clock });
     try {
