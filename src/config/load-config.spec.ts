@@ -22,6 +22,15 @@ function load(env: Env, endpoints: unknown[] = [stripe()]) {
   return loadConfig({ WEBHOOK_ENDPOINTS_FILE: endpointsFile(endpoints), STRIPE_SECRET_ACME: 'whsec_x', ...env });
 }
 
+/** Everything production requires besides the endpoints file. */
+const PRODUCTION: Env = {
+  NODE_ENV: 'production',
+  DATABASE_URL: 'postgres://u@db/x',
+  ADMIN_TOKENS: 'ops:operator:0123456789abcdef',
+  ERP_URL: 'http://erp',
+  EMAIL_URL: 'http://email',
+};
+
 function errorOf(fn: () => unknown): string {
   try {
     fn();
@@ -97,13 +106,7 @@ describe('loadConfig', () => {
   });
 
   it('refuses defaults in production', () => {
-    const complete: Env = {
-      NODE_ENV: 'production',
-      DATABASE_URL: 'postgres://u@db/x',
-      ADMIN_TOKENS: 'ops:operator:0123456789abcdef',
-      ERP_URL: 'http://erp',
-      EMAIL_URL: 'http://email',
-    };
+    const complete = PRODUCTION;
     expect(load(complete).production).toBe(true);
     for (const name of ['DATABASE_URL', 'ADMIN_TOKENS', 'ERP_URL', 'EMAIL_URL']) {
       expect(errorOf(() => load({ ...complete, [name]: undefined }))).toBe(`${name}: required when NODE_ENV=production`);
@@ -119,14 +122,7 @@ describe('loadConfig', () => {
   });
 
   it('refuses inline secret values in production: the demo file cannot go live', () => {
-    const production: Env = {
-      NODE_ENV: 'production',
-      DATABASE_URL: 'postgres://u@db/x',
-      ADMIN_TOKENS: 'ops:operator:0123456789abcdef',
-      ERP_URL: 'http://erp',
-      EMAIL_URL: 'http://email',
-    };
-    expect(errorOf(() => load(production, [stripe({ secrets: [{ label: 'k', value: 'whsec_demo' }] })]))).toMatch(
+    expect(errorOf(() => load(PRODUCTION, [stripe({ secrets: [{ label: 'k', value: 'whsec_demo' }] })]))).toMatch(
       /secrets\.0: an inline "value" is for development/,
     );
     expect(load({ NODE_ENV: 'development' }, [stripe({ secrets: [{ label: 'k', value: 'whsec_demo' }] })]).endpoints.size).toBe(1);
