@@ -98,7 +98,8 @@ export class InboxWorker {
     // it is quick against the lease, only for the lanes that are free, so no claimed batch waits
     // out its lease in the queue.
     const slow = this.batchMs === undefined || this.batchMs > this.config.worker.leaseMs / 8;
-    const batches = slow ? this.concurrency - this.busyLanes - this.queue.length : this.queue.length < this.concurrency ? this.concurrency : 0;
+    const freeLanes = this.concurrency - this.busyLanes - this.queue.length;
+    const batches = slow ? freeLanes : this.queue.length < this.concurrency ? this.concurrency : 0;
     if (this.due && !this.claiming && !this.stopped && batches > 0) {
       this.due = false;
       this.claiming = true;
