@@ -36,13 +36,14 @@ export class StripeProvider implements WebhookProvider {
   verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent {
     const signature = header(request.headers, 'stripe-signature');
     if (!signature) throw new UnauthorizedError('missing_signature', 'Stripe-Signature header is missing');
-    const elements = signature.split(',').map((part) => part.trim().split('=')[0]);
-    if (!elements.includes('v1')) {
+    // Items as the SDK reads them: split on ',' then '='.
+    const items = signature.split(',').map((item) => item.split('='));
+    if (!items.some(([key]) => key.trim() === 'v1')) {
       throw new UnauthorizedError('unsupported_signature_version', 'no v1 signature in Stripe-Signature');
     }
-    // Read `t` as the SDK does (items split on ',' then '=', the key exactly `t`), and
-    // demand exactly one, all digits: then this check and the SDK's signature agree on it.
-    const stamps = signature.split(',').map((item) => item.split('=')).filter(([key]) => key === 't');
+    // `t` keyed exactly as the SDK keys it, and exactly one, all digits: then this
+    // check and the SDK's signature agree on the timestamp.
+    const stamps = items.filter(([key]) => key === 't');
     if (stamps.length !== 1 || !/^\d{1,12}$/.test(stamps[0][1] ?? '')) {
       throw new UnauthorizedError('invalid_timestamp', 'Stripe-Signature needs exactly one t=<unix seconds>');
     }
