@@ -1,3 +1,4 @@
+import { LATEST_INSTANT_MS } from '../common/clock';
 import { BadRequestError } from '../common/errors';
 import { PageKey } from '../common/pagination';
 
@@ -23,7 +24,7 @@ export function decodeCursor(cursor: string | undefined): PageKey | undefined {
     typeof value[0] !== 'string' ||
     typeof value[1] !== 'string' ||
     !/^\d{1,18}$/.test(value[0]) ||
-    Number(value[0]) > MAX_LISTED_MICROS ||
+    Number(value[0]) > LATEST_INSTANT_MS * 1000 + 999 ||
     !isBigintId(value[1])
   ) {
     throw invalid();
@@ -32,8 +33,6 @@ export function decodeCursor(cursor: string | undefined): PageKey | undefined {
 }
 
 const MAX_BIGINT = 9223372036854775807n;
-/** 9999-12-31T23:59:59.999999Z in microseconds: past it PostgreSQL cannot take the cursor's time. */
-const MAX_LISTED_MICROS = 253_402_300_799_999_999;
 
 /** A positive PostgreSQL bigint in decimal. */
 export function isBigintId(text: string): boolean {

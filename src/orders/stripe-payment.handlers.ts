@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
+import { LATEST_INSTANT_MS } from '../common/clock';
 import { HandlerOutcome, InboxEvent } from '../inbox/inbox.types';
 import { OnWebhookEvent } from '../inbox/on-webhook-event.decorator';
 import { PaymentEventKind, PaymentFacts } from './domain/order-state-machine';
@@ -79,12 +80,9 @@ function paymentEvent(event: InboxEvent, object: any, paymentId: unknown, kind: 
   };
 }
 
-/** Latest instant PostgreSQL and toISOString() both spell the same way (9999-12-31T23:59:59Z). */
-const MAX_UNIX_SECONDS = 253_402_300_799;
-
 /** Stripe's `created` (Unix seconds) as a Date; undefined when it is not a plausible timestamp. */
 function stripeTime(created: unknown): Date | undefined {
-  return Number.isSafeInteger(created) && (created as number) >= 0 && (created as number) <= MAX_UNIX_SECONDS
+  return Number.isSafeInteger(created) && (created as number) >= 0 && (created as number) * 1000 <= LATEST_INSTANT_MS
     ? new Date((created as number) * 1000)
     : undefined;
 }
