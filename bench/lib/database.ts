@@ -53,7 +53,6 @@ export async function freshDatabase(server: BenchServer, migrate = true): Promis
   return { url, drop: () => withClient(server.url, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined) };
 }
 
-/** Orders awaiting payment and one pending `payment_intent.succeeded` event each, as the worker finds them. */
 /** Orders o<from>..o<from + count - 1> of tenant `acme`, awaiting payment of 10.00 EUR. */
 export async function seedOrders(url: string, from: number, count: number): Promise<void> {
   await withClient(url, (c) =>
@@ -66,6 +65,7 @@ export async function seedOrders(url: string, from: number, count: number): Prom
   );
 }
 
+/** Orders awaiting payment and one pending `payment_intent.succeeded` event each, as the worker finds them. */
 export async function seedPaymentBacklog(url: string, from: number, count: number): Promise<void> {
   await seedOrders(url, from, count);
   await withClient(url, async (c) => {
