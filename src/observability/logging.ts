@@ -1,6 +1,8 @@
 import { DynamicModule } from '@nestjs/common';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { LoggerModule, Params } from 'nestjs-pino';
+import { LoggerModule } from 'nestjs-pino';
+import pino from 'pino';
+import type { Options } from 'pino-http';
 import { AppConfig } from '../config/app-config';
 
 /** Headers that authenticate a caller or a message: never in a log line. */
@@ -30,7 +32,7 @@ export const REDACT_PATHS: string[] = [
  * (method, path, status, duration: no headers, no query string, no body), and
  * log lines inside a request carry only its id.
  */
-export function pinoHttpOptions(config: Pick<AppConfig, 'logLevel'>): Params['pinoHttp'] {
+export function pinoHttpOptions(config: Pick<AppConfig, 'logLevel'>): Options {
   return {
     level: config.logLevel,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
@@ -53,10 +55,19 @@ export function serializeError(err: unknown): unknown {
   return { type: e?.name, code: e?.code, message: String(e?.message ?? '').slice(0, 500) };
 }
 
+/**
+ * stdout, written synchronously and shared by every logger of the process. pino's
+ * default writes asynchronously and flushes on 'exit', but a process that ends
+ * by its signal (as after a graceful shutdown) gets no 'exit' event: the last
+ * lines, the shutdown's own, were lost. A pipe write is a few microseconds.
+ */
+let destination: ReturnType<typeof pino.destination> | undefined;
+
 /** The production logger: nestjs-pino over pino-http (tests pass their own LoggerService instead). */
 export function pinoLoggerModule(config: Pick<AppConfig, 'logLevel'>): DynamicModule {
+  destination ??= pino.destination({ dest: 1, sync: true });
   return LoggerModule.forRoot({
     // The webhook route (WebhookRoute) never reaches pino-http: it logs each outcome itself, with the event's ids.
-    pinoHttp: pinoHttpOptions(config),
+    pinoHttp: [pinoHttpOptions(config), destination],
   });
 }
