@@ -12,7 +12,7 @@ import { OrdersModule } from './orders/orders.module';
 import { OutboxModule } from './outbox/outbox.module';
 import { RetentionModule } from './retention/retention.module';
 import { ObservabilityModule } from './observability/observability.module';
-import { MonitoringModule } from './observability/monitoring.module';
+import { MonitoringModule } from './monitoring/monitoring.module';
 
 @Module({})
 export class AppModule {

@@ -4,14 +4,14 @@ import { AdminAuthGuard } from './admin-auth.guard';
 import { decodeCursor, encodeCursor } from './admin-cursor';
 import { auditListQuery, LIST_QUERY_REASONS, parseOr400 } from './admin.schemas';
 import { ApiAdmin, ApiZodQuery } from './api-docs';
-import { AuditRepository } from './audit.repository';
+import { AuditService } from '../audit/audit.service';
 
 @ApiTags('admin: audit')
 @ApiAdmin()
 @UseGuards(AdminAuthGuard)
 @Controller('admin/audit')
 export class AdminAuditController {
-  constructor(private readonly audit: AuditRepository) {}
+  constructor(private readonly audit: AuditService) {}
 
   @Get()
   @ApiOperation({ summary: 'Audit log of admin changes, newest first' })

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { AdminToken } from '../config/app-config';
-import { authenticateBearer, bearerToken, hasRole } from './admin-auth';
+import { bearerToken } from '../common/bearer-token';
+import { authenticateBearer, hasRole } from './admin-auth';
 
 const digest = (t: string) => createHash('sha256').update(t).digest();
 const tokens: AdminToken[] = [

@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { bearerToken } from '../common/bearer-token';
 import { AdminRole, AdminToken } from '../config/app-config';
 
 export interface AdminPrincipal {
@@ -29,11 +30,4 @@ export function authenticateBearer(header: string | undefined, tokens: readonly 
     if (timingSafeEqual(digest, candidate.sha256) && !match) match = candidate;
   }
   return match ? { ok: true, principal: { name: match.name, role: match.role } } : { ok: false, reason: 'invalid_token' };
-}
-
-/** The token of a Bearer header; undefined when there is no usable header. */
-export function bearerToken(header: string | undefined): string | undefined {
-  if (!header) return undefined;
-  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
-  return m ? m[1] : undefined;
 }

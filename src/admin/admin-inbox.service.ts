@@ -5,7 +5,7 @@ import { afterCommit, transactionWithAfterCommit } from '../database/after-commi
 import { InboxService } from '../inbox/inbox.service';
 import { InboxFilter, InboxStatusChange } from '../inbox/inbox.types';
 import { AdminPrincipal } from './admin-auth';
-import { AuditRepository } from './audit.repository';
+import { AuditService } from '../audit/audit.service';
 
 /** Rows per bulk-replay transaction: bounded lock time and WAL per commit. */
 export const BULK_REPLAY_BATCH = 500;
@@ -18,7 +18,7 @@ export class AdminInboxService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly inbox: InboxService,
-    private readonly audit: AuditRepository,
+    private readonly audit: AuditService,
     private readonly clock: Clock,
   ) {}
 

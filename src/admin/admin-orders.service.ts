@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { OrdersService } from '../orders/orders.service';
 import { CreateOrder, Order } from '../orders/orders.types';
 import { AdminPrincipal } from './admin-auth';
-import { AuditRepository } from './audit.repository';
+import { AuditService } from '../audit/audit.service';
 
 /** Order creation by an operator: the new order and its audit row commit together. */
 @Injectable()
@@ -11,7 +11,7 @@ export class AdminOrdersService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly orders: OrdersService,
-    private readonly audit: AuditRepository,
+    private readonly audit: AuditService,
   ) {}
 
   create(who: AdminPrincipal, input: CreateOrder, reason: string | undefined): Promise<Order> {

@@ -4,7 +4,7 @@ import { Clock } from '../common/clock';
 import { afterCommit, transactionWithAfterCommit } from '../database/after-commit';
 import { OutboxService, OutboxStatusChange } from '../outbox/outbox.service';
 import { AdminPrincipal } from './admin-auth';
-import { AuditRepository } from './audit.repository';
+import { AuditService } from '../audit/audit.service';
 
 /** Outbox repairs: each change and its audit row commit in one transaction. */
 @Injectable()
@@ -14,7 +14,7 @@ export class AdminOutboxService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxService,
-    private readonly audit: AuditRepository,
+    private readonly audit: AuditService,
     private readonly clock: Clock,
   ) {}
 

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module';
 import { InboxModule } from '../inbox/inbox.module';
 import { OrdersModule } from '../orders/orders.module';
 import { OutboxModule } from '../outbox/outbox.module';
@@ -11,12 +12,11 @@ import { AdminOrdersService } from './admin-orders.service';
 import { AdminOutboxController } from './admin-outbox.controller';
 import { AdminOutboxService } from './admin-outbox.service';
 import { AdminStatsController } from './admin-stats.controller';
-import { AuditRepository } from './audit.repository';
 
 /** Operator REST API: token auth and roles, one controller per resource, audit in the change's transaction. */
 @Module({
-  imports: [InboxModule, OutboxModule, OrdersModule],
+  imports: [AuditModule, InboxModule, OutboxModule, OrdersModule],
   controllers: [AdminInboxController, AdminOutboxController, AdminOrdersController, AdminAuditController, AdminStatsController],
-  providers: [AdminAuthGuard, AuditRepository, AdminInboxService, AdminOutboxService, AdminOrdersService],
+  providers: [AdminAuthGuard, AdminInboxService, AdminOutboxService, AdminOrdersService],
 })
 export class AdminModule {}

@@ -1,4 +1,8 @@
-import { RetryPolicy } from '../config/app-config';
+/** Base and cap of a backoff (the config's RetryPolicy has this shape). */
+export interface BackoffPolicy {
+  baseMs: number;
+  maxMs: number;
+}
 
 /**
  * Capped exponential backoff with full jitter: a delay drawn uniformly from
@@ -8,7 +12,7 @@ import { RetryPolicy } from '../config/app-config';
  * recovery is noticed within RETRY_MAX_MS.
  * `attempt` is the number of the failed attempt, starting at 1.
  */
-export function backoffDelayMs(attempt: number, policy: RetryPolicy, random: () => number = Math.random): number {
+export function backoffDelayMs(attempt: number, policy: BackoffPolicy, random: () => number = Math.random): number {
   const exponent = Math.min(Math.max(attempt, 1) - 1, 52);
   const ceiling = Math.min(policy.maxMs, policy.baseMs * 2 ** exponent);
   return Math.floor(random() * ceiling);

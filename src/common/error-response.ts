@@ -1,7 +1,7 @@
 import { HttpException, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AppError } from './errors';
-import { isDatabaseUnavailable, isInvalidData } from '../database/database-errors';
+import { isDatabaseUnavailable, isInvalidData } from './database-errors';
 
 export interface ErrorResponse {
   status: number;

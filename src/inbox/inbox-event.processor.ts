@@ -6,7 +6,7 @@ import { Clock } from '../common/clock';
 import { PermanentError } from '../common/errors';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { transactionWithAfterCommit } from '../database/after-commit';
-import { isDeadlock, isSerializationFailure } from '../database/database-errors';
+import { isDeadlock, isSerializationFailure } from '../common/database-errors';
 import { backoffDelayMs } from '../common/backoff';
 import { HandlerRegistry } from './handler.registry';
 import { InboxRepository } from './inbox.repository';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { AcceptToDoneMetrics, WorkerMetrics } from '../observability/worker.metrics';
+import { AcceptToDoneMetrics, WorkerMetrics } from './worker.metrics';
 import { InboxEventProcessor } from './inbox-event.processor';
 import { InboxRepository } from './inbox.repository';
 import { InboxEvent } from './inbox.types';

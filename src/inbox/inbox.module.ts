@@ -7,6 +7,7 @@ import { InboxEventProcessor } from './inbox-event.processor';
 import { InboxWorker } from './inbox-worker';
 import { InboxWorkerScheduler } from './inbox-worker.scheduler';
 import { WorkerFaults } from './worker-faults';
+import { AcceptToDoneMetrics, WorkerMetrics } from './worker.metrics';
 
 @Module({
   imports: [DiscoveryModule],
@@ -18,6 +19,8 @@ import { WorkerFaults } from './worker-faults';
     InboxWorker,
     InboxWorkerScheduler,
     WorkerFaults,
+    WorkerMetrics,
+    AcceptToDoneMetrics,
   ],
   exports: [InboxService],
 })

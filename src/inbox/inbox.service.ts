@@ -4,7 +4,7 @@ import { ConflictError, NotFoundError } from '../common/errors';
 import { Page, PageRequest } from '../common/pagination';
 import { PgNotifications } from '../database/pg-notifications';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { isDeadlock, isInvalidData } from '../database/database-errors';
+import { isDeadlock, isInvalidData } from '../common/database-errors';
 import { GroupCommit } from './group-commit';
 import { identity, InboxRepository } from './inbox.repository';
 import { INBOX_CHANNEL } from './inbox-worker.scheduler';

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { InboxModule } from '../inbox/inbox.module';
+import { IngestionMetrics } from './ingestion.metrics';
 import { IngestionService } from './ingestion.service';
 import { GithubProvider } from './providers/github.provider';
 import { ProviderRegistry } from './providers/provider.registry';
@@ -11,7 +12,7 @@ import { WebhookRoute } from './webhook.route';
 
 @Module({
   imports: [DiscoveryModule, InboxModule],
-  providers: [IngestionService, WebhookRoute, ProviderRegistry, StripeProvider, GithubProvider, StandardWebhooksProvider, ShopifyProvider],
+  providers: [IngestionService, IngestionMetrics, WebhookRoute, ProviderRegistry, StripeProvider, GithubProvider, StandardWebhooksProvider, ShopifyProvider],
   exports: [WebhookRoute],
 })
 export class IngestionModule {}

@@ -1,14 +1,13 @@
 import { Global, Module } from '@nestjs/common';
-import { IngestionMetrics } from './ingestion.metrics';
 import { MetricsRegistry } from './metrics.registry';
-import { RelayMetrics } from './relay.metrics';
-import { RetentionMetrics } from './retention.metrics';
-import { AcceptToDoneMetrics, WorkerMetrics } from './worker.metrics';
 
-/** Metric recorders every module may inject (global); the endpoints live in MonitoringModule. */
+/**
+ * The metrics registry every module registers its recorders in (global). Each
+ * recorder lives next to what it measures; /metrics and /health are in monitoring/.
+ */
 @Global()
 @Module({
-  providers: [MetricsRegistry, IngestionMetrics, WorkerMetrics, AcceptToDoneMetrics, RelayMetrics, RetentionMetrics],
-  exports: [MetricsRegistry, IngestionMetrics, WorkerMetrics, AcceptToDoneMetrics, RelayMetrics, RetentionMetrics],
+  providers: [MetricsRegistry],
+  exports: [MetricsRegistry],
 })
 export class ObservabilityModule {}

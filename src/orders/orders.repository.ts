@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { PermanentError } from '../common/errors';
-import { isUniqueViolation } from '../database/database-errors';
+import { isUniqueViolation } from '../common/database-errors';
 import { queryPreparedIn } from '../database/prepared-statement';
 import { OrderStatus } from './domain/order-state-machine';
 import { INSERT_ORDER, LOCK_ORDERS, RECORD_PAYMENT_ERRORS, SELECT_ORDER, TRANSITION_ORDERS } from './orders.queries';

@@ -3,7 +3,7 @@ import { EntityManager } from 'typeorm';
 import { BadRequestError, ConflictError, NotFoundError, TransientError } from '../common/errors';
 import { HandlerOutcome } from '../inbox/inbox.types';
 import { OutboxWrite, OutboxWriter } from '../outbox/outbox-writer';
-import { isUniqueViolation } from '../database/database-errors';
+import { isUniqueViolation } from '../common/database-errors';
 import { decide, PaymentFacts } from './domain/order-state-machine';
 import { effectsOf } from './order-effects';
 import { orderKey, OrdersRepository, TransitionRequest } from './orders.repository';

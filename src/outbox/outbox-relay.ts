@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
-import { RelayMetrics } from '../observability/relay.metrics';
+import { RelayMetrics } from './relay.metrics';
 import { DeliveryResult, Destination, OutboxEntry } from './destinations/destination';
 import { DestinationRegistry } from './destinations/destination.registry';
 import { OutboxOutcome, OutboxRepository } from './outbox.repository';

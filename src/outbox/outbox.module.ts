@@ -8,6 +8,7 @@ import { OutboxRelayScheduler } from './outbox-relay.scheduler';
 import { OutboxRepository } from './outbox.repository';
 import { OutboxService } from './outbox.service';
 import { OutboxWriter } from './outbox-writer';
+import { RelayMetrics } from './relay.metrics';
 
 @Module({
   imports: [DiscoveryModule],
@@ -20,6 +21,7 @@ import { OutboxWriter } from './outbox-writer';
     EmailDestination,
     OutboxRelay,
     OutboxRelayScheduler,
+    RelayMetrics,
   ],
   exports: [OutboxWriter, OutboxService],
 })

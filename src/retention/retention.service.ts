@@ -3,7 +3,7 @@ import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { InboxService } from '../inbox/inbox.service';
 import { OutboxService } from '../outbox/outbox.service';
-import { RetentionAction, RetentionMetrics } from '../observability/retention.metrics';
+import { RetentionAction, RetentionMetrics } from './retention.metrics';
 
 /** Rows per statement: each batch is one short autocommit statement holding its row locks briefly. */
 export const RETENTION_BATCH_SIZE = 1000;

@@ -1,7 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { createDataSource } from '../../src/database/data-source';
-import { isDatabaseUnavailable } from '../../src/database/database-errors';
+import { isDatabaseUnavailable } from '../../src/common/database-errors';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 
 // Found by the fault suite (test/faults): when PostgreSQL shut down, a service died

@@ -7,8 +7,8 @@ import { HealthController } from './health.controller';
 import { MetricsController } from './metrics.controller';
 
 /**
- * The operations endpoints: /metrics and /health. Separate from the global
- * ObservabilityModule (metric recorders) because it reads the inbox and outbox services.
+ * The operations endpoints: /metrics (with the backlog gauges, read from the
+ * inbox and outbox at scrape time) and /health. It sits on top of the modules it reads.
  */
 @Module({
   imports: [TerminusModule.forRoot({ errorLogStyle: 'json' }), InboxModule, OutboxModule],

@@ -2,10 +2,10 @@ import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { bearerToken } from '../admin/admin-auth';
+import { bearerToken } from '../common/bearer-token';
 import { UnauthorizedError } from '../common/errors';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { MetricsRegistry } from './metrics.registry';
+import { MetricsRegistry } from '../observability/metrics.registry';
 
 @ApiTags('operations')
 @Controller()

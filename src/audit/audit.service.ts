@@ -1,8 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { microsExpr, Page, PageRequest, SqlWhere, toPage } from '../common/pagination';
-import { AdminPrincipal } from './admin-auth';
-import { AUDIT_COLUMNS, INSERT_AUDIT } from './admin.queries';
+import { AUDIT_COLUMNS, INSERT_AUDIT } from './audit.queries';
+
+/** Who did it: an operator's token name and role. */
+export interface Actor {
+  name: string;
+  role: string;
+}
 
 export interface AuditEntry {
   action: string;
@@ -30,12 +35,15 @@ export interface AuditFilter {
   to?: Date;
 }
 
-/** The only owner of `admin_audit`. Writes happen in the caller's transaction, with the change they record. */
+/**
+ * The operators' audit log, sole owner of `admin_audit`. Like the outbox writer, it
+ * records in the caller's transaction, so an action and its audit row commit together.
+ */
 @Injectable()
-export class AuditRepository {
+export class AuditService {
   constructor(private readonly dataSource: DataSource) {}
 
-  async record(tx: EntityManager, who: AdminPrincipal, entry: AuditEntry): Promise<string> {
+  async record(tx: EntityManager, who: Actor, entry: AuditEntry): Promise<string> {
     const rows: { id: string }[] = await tx.query(INSERT_AUDIT, [
       who.name,
       who.role,

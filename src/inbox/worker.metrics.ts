@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Histogram } from 'prom-client';
-import { MetricsRegistry } from './metrics.registry';
+import { MetricsRegistry } from '../observability/metrics.registry';
 
 /** Outcomes of one worker attempt on an inbox event. */
 export type WorkerAttemptOutcome = 'done' | 'ignored' | 'retry' | 'quarantined' | 'lost_lease';

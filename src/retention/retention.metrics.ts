@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Counter } from 'prom-client';
-import { MetricsRegistry } from './metrics.registry';
+import { MetricsRegistry } from '../observability/metrics.registry';
 
 /** What the retention job did to a row. */
 export type RetentionAction = 'inbox_payload_purged' | 'inbox_identity_deleted' | 'outbox_delivered_pruned';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Counter } from 'prom-client';
-import { MetricsRegistry } from './metrics.registry';
+import { MetricsRegistry } from '../observability/metrics.registry';
 
 /** Outcomes of one delivery attempt of an outbox entry. */
 export type RelayOutcome = 'delivered' | 'retry' | 'dead' | 'unresolved' | 'lost_lease';

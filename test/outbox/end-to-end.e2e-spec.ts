@@ -3,7 +3,7 @@ import { FakeDestination, startFakeEmail, startFakeErp } from '../support/fake-d
 import { signStripe } from '../support/signers';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { OPERATOR_TOKEN, startTestApp, TestApp } from '../support/test-app';
-import { ENDPOINTS, paymentIntentEvent, STRIPE_SECRET } from '../worker/worker-fixtures';
+import { ENDPOINTS, paymentIntentEvent, STRIPE_SECRET } from '../inbox/worker-fixtures';
 
 async function until(ok: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

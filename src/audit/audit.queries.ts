@@ -1,4 +1,4 @@
-/** SQL of the admin module's own table, `admin_audit` (append-only). */
+/** SQL of the audit module's own table, `admin_audit` (append-only). */
 
 export const INSERT_AUDIT = `
   INSERT INTO admin_audit (actor, role, action, target, reason, before_status, after_status, details)

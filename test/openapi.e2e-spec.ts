@@ -1,6 +1,6 @@
 import request from 'supertest';
-import { createTestDatabase, TestDatabase } from '../support/test-database';
-import { startTestApp, TestApp } from '../support/test-app';
+import { createTestDatabase, TestDatabase } from './support/test-database';
+import { startTestApp, TestApp } from './support/test-app';
 
 describe('OpenAPI at /docs', () => {
   let db: TestDatabase;

@@ -5,7 +5,7 @@ import { InboxService } from '../inbox/inbox.service';
 import { InboxBacklog } from '../inbox/inbox.types';
 import { OutboxService } from '../outbox/outbox.service';
 import { OutboxBacklog } from '../outbox/outbox.repository';
-import { MetricsRegistry } from './metrics.registry';
+import { MetricsRegistry } from '../observability/metrics.registry';
 
 /** Scrapes within this window share one pair of backlog queries. */
 export const BACKLOG_CACHE_MS = 1_000;

@@ -1,0 +1,84 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+
+/**
+ * The module floors, lowest first. A module may import its own files and the
+ * modules on lower floors, never one on its own floor or above: the tree then
+ * reads bottom-up and no change to a low module can loop back through a high one.
+ */
+const FLOORS: string[][] = [
+  ['common'],
+  ['config'],
+  ['database', 'observability'],
+  ['audit'],
+  ['inbox', 'outbox'],
+  ['orders', 'ingestion', 'retention'],
+  ['admin', 'monitoring'],
+  ['cli', 'app'],
+];
+
+const SRC = resolve(__dirname, '../../src');
+const floorOf = new Map(FLOORS.flatMap((mods, floor) => mods.map((m) => [m, floor] as const)));
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) return sourceFiles(path);
+    return e.name.endsWith('.ts') && !e.name.endsWith('.spec.ts') ? [path] : [];
+  });
+}
+
+/** `inbox` for src/inbox/x.ts; `app` for the files directly in src/. */
+function moduleOf(file: string): string {
+  const parts = relative(SRC, file).split('/');
+  return parts.length === 1 ? 'app' : parts[0];
+}
+
+/** Relative imports of a file inside src/, resolved to file paths. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const specs = [...text.matchAll(/^(?:import|export)[^'"]*from '(\.[^']+)'/gm)].map((m) => m[1]);
+  return specs
+    .map((s) => resolve(dirname(file), s))
+    .map((p) => (p.endsWith('.ts') ? p : `${p}.ts`))
+    .filter((p) => p.startsWith(SRC + '/'));
+}
+
+const files = sourceFiles(SRC);
+const graph = new Map(files.map((f) => [f, importsOf(f)]));
+
+describe('module layering', () => {
+  it('places every module of src/ on a floor', () => {
+    const unplaced = [...new Set(files.map(moduleOf))].filter((m) => !floorOf.has(m));
+    expect(unplaced).toEqual([]);
+  });
+
+  it('imports only from lower floors', () => {
+    const upward: string[] = [];
+    for (const [file, imports] of graph) {
+      const from = moduleOf(file);
+      for (const target of imports) {
+        const to = moduleOf(target);
+        if (to !== from && floorOf.get(to)! >= floorOf.get(from)!) upward.push(`${relative(SRC, file)} -> ${relative(SRC, target)}`);
+      }
+    }
+    expect(upward).toEqual([]);
+  });
+
+  it('has no import cycle between files', () => {
+    const cycles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const visit = (file: string, path: string[]) => {
+      if (state.get(file) === 'done') return;
+      if (state.get(file) === 'open') {
+        cycles.push([...path.slice(path.indexOf(file)), file].map((f) => relative(SRC, f)).join(' -> '));
+        return;
+      }
+      state.set(file, 'open');
+      for (const next of graph.get(file) ?? []) visit(next, [...path, file]);
+      state.set(file, 'done');
+    };
+    for (const file of graph.keys()) visit(file, []);
+    expect(cycles).toEqual([]);
+  });
+});
