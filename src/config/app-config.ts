@@ -8,6 +8,57 @@ export interface EndpointSecret {
   notAfter?: Date;
 }
 
+/**
+ * A provider API key. It never prints: JSON, string conversion and util.inspect
+ * show a label; only reveal() gives the key, to the SDK that sends it.
+ */
+export class ApiKey {
+  readonly #value: string;
+  /** First 12 hex digits of the key's SHA-256: names the key's shared read budget without holding it. */
+  readonly id: string;
+
+  constructor(value: string, id: string) {
+    this.#value = value;
+    this.id = id;
+  }
+
+  reveal(): string {
+    return this.#value;
+  }
+
+  toJSON(): string {
+    return `[api key ${this.id}]`;
+  }
+
+  toString(): string {
+    return this.toJSON();
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return this.toJSON();
+  }
+}
+
+export interface ReconcileSettings {
+  enabled: boolean;
+  intervalSeconds: number;
+  lookbackHours: number;
+  onlyFailedDeliveries: boolean;
+}
+
+/** The endpoint's `api` object, validated: the key read from the variable it names. */
+export interface EndpointApi {
+  key: ApiKey;
+  /** Parsed `baseUrl`; undefined is the provider's public API. */
+  baseUrl?: URL;
+  /** Confirm high-impact transitions by a read (default true where the provider has a state reader). */
+  confirm: boolean;
+  reconcile?: ReconcileSettings;
+  owner?: string;
+  repo?: string;
+  org?: string;
+}
+
 export interface EndpointConfig {
   id: string;
   provider: string;
@@ -18,6 +69,7 @@ export interface EndpointConfig {
   /** Accepted types; undefined accepts all. */
   eventTypes?: ReadonlySet<string>;
   expect?: Readonly<Record<string, string | boolean | number>>;
+  api?: EndpointApi;
 }
 
 export interface AdminToken {
@@ -55,6 +107,8 @@ export interface AppConfig {
   relay: { pollMs: number; timeoutMs: number; leaseMs: number; maxAttempts: number };
   metricsToken?: string;
   retention: { payloadDays: number; identityDays: number };
+  /** Provider API calls: reads per second per key (shared by all instances), per-call deadline, plain http allowed. */
+  providerApi: { readsPerSecond: number; timeoutMs: number; allowHttp: boolean };
   logLevel: string;
 }
 

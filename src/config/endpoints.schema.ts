@@ -1,11 +1,13 @@
 import { z } from 'zod';
 
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,99}$/;
+
 const secretSchema = z
   .object({
     label: z.string().min(1),
     env: z
       .string()
-      .regex(/^[A-Za-z_][A-Za-z0-9_]{0,99}$/, 'the name of an environment variable (letters, digits, "_"), never the secret itself')
+      .regex(ENV_NAME, 'the name of an environment variable (letters, digits, "_"), never the secret itself')
       .optional(),
     value: z.string().min(1).optional(),
     notAfter: z.iso.datetime({ offset: true }).optional(),
@@ -14,6 +16,29 @@ const secretSchema = z
   .refine((s) => (s.env === undefined) !== (s.value === undefined), {
     message: 'a secret needs exactly one of "env" or "value"',
   });
+
+/** The provider's API: a key named by a variable, an optional base URL (proxies, tests), confirm reads, reconciliation. */
+const apiSchema = z
+  .object({
+    env: z.string().regex(ENV_NAME, 'the name of an environment variable (letters, digits, "_"), never the key itself'),
+    baseUrl: z.string().min(1).optional(),
+    confirm: z.boolean().optional(),
+    reconcile: z
+      .object({
+        enabled: z.boolean().default(true),
+        intervalSeconds: z.number().int().min(10).max(86400).default(300),
+        lookbackHours: z.number().int().positive().default(72),
+        /** Stripe: list only events whose delivery failed (fewer calls; misses events Stripe never tried). */
+        onlyFailedDeliveries: z.boolean().default(false),
+      })
+      .strict()
+      .optional(),
+    /** GitHub: the hook's owner and repository, or its organisation. */
+    owner: z.string().min(1).optional(),
+    repo: z.string().min(1).optional(),
+    org: z.string().min(1).optional(),
+  })
+  .strict();
 
 export const endpointSchema = z
   .object({
@@ -30,6 +55,7 @@ export const endpointSchema = z
     maxBodyBytes: z.number().int().positive().max(64 * 1024 * 1024).default(1024 * 1024),
     eventTypes: z.array(z.string().min(1)).min(1).optional(),
     expect: z.record(z.string(), z.union([z.string(), z.boolean(), z.number()])).optional(),
+    api: apiSchema.optional(),
   })
   .strict();
 

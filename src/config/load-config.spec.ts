@@ -126,4 +126,68 @@ describe('loadConfig', () => {
     );
     expect(load({ NODE_ENV: 'development' }, [stripe({ secrets: [{ label: 'k', value: 'whsec_demo' }] })]).endpoints.size).toBe(1);
   });
+
+  describe('an endpoint\'s api object', () => {
+    const KEY = 'sk_test_0123456789abcdefSECRET';
+    const withApi = (api: Record<string, unknown>) => [stripe({ api: { env: 'STRIPE_API_KEY_ACME', ...api } })];
+
+    it('reads the key from the variable it names and applies the defaults', () => {
+      const config = load({ STRIPE_API_KEY_ACME: KEY }, withApi({ reconcile: {} }));
+      const api = config.endpoints.get('stripe-acme')!.api!;
+      expect(api.key.reveal()).toBe(KEY);
+      expect(api.confirm).toBe(true);
+      expect(api.baseUrl).toBeUndefined();
+      expect(api.reconcile).toEqual({ enabled: true, intervalSeconds: 300, lookbackHours: 72, onlyFailedDeliveries: false });
+      expect(config.providerApi).toEqual({ readsPerSecond: 25, timeoutMs: 7500, allowHttp: false });
+    });
+
+    it('never prints the key: JSON, string, inspect and the whole config show a label', () => {
+      const config = load({ STRIPE_API_KEY_ACME: KEY }, withApi({}));
+      const key = config.endpoints.get('stripe-acme')!.api!.key;
+      expect(key.id).toMatch(/^[0-9a-f]{12}$/);
+      for (const text of [JSON.stringify([...config.endpoints.values()]), String(key), `${key}`, require('node:util').inspect(config, { depth: 10 })]) {
+        expect(text).not.toContain(KEY);
+      }
+    });
+
+    it.each([
+      ['an unset key variable', {}, {}, /endpoints\.0\.api\.env: the environment variable it names is not set/],
+      ['a key pasted as "env"', { env: 'sk_live_abc/def' }, {}, /endpoints\.0\.api\.env: the name of an environment variable/],
+      ['a base URL that is not a URL', { baseUrl: 'not a url' }, { STRIPE_API_KEY_ACME: KEY }, /api\.baseUrl: not a valid URL/],
+      ['a base URL with credentials', { baseUrl: 'https://u:p@proxy' }, { STRIPE_API_KEY_ACME: KEY }, /api\.baseUrl: no credentials/],
+      ['a lookback past the identity retention minus a day', { reconcile: { lookbackHours: 29 * 24 + 1 } }, { STRIPE_API_KEY_ACME: KEY }, /api\.reconcile\.lookbackHours: at most 696 \(RETENTION_IDENTITY_DAYS minus one day\)/],
+      ['an interval under 10 s', { reconcile: { intervalSeconds: 1 } }, { STRIPE_API_KEY_ACME: KEY }, /api\.reconcile\.intervalSeconds/],
+      ['an unknown field', { key: 'sk_x' }, { STRIPE_API_KEY_ACME: KEY }, /endpoints\.0\.api/],
+    ])('refuses %s, in one line without the key', (_name, api, env, pattern) => {
+      const message = errorOf(() => load(env, withApi(api)));
+      expect(message).toMatch(pattern);
+      expect(message).not.toContain('\n');
+      expect(message).not.toContain(KEY);
+      expect(message).not.toContain('sk_live_abc');
+    });
+
+    it('lets a longer identity retention allow a longer lookback', () => {
+      const config = load({ STRIPE_API_KEY_ACME: KEY, RETENTION_IDENTITY_DAYS: '60' }, withApi({ reconcile: { lookbackHours: 59 * 24 } }));
+      expect(config.endpoints.get('stripe-acme')!.api!.reconcile!.lookbackHours).toBe(1416);
+    });
+
+    it('wants https in production unless PROVIDER_API_ALLOW_HTTP=true; http is fine in development', () => {
+      const env = { ...PRODUCTION, STRIPE_API_KEY_ACME: KEY };
+      const http = withApi({ baseUrl: 'http://stripe-proxy:12111' }).map((e) => ({ ...e, secrets: [{ label: 'k1', env: 'STRIPE_SECRET_ACME' }] }));
+      expect(errorOf(() => load(env, http))).toMatch(/api\.baseUrl: must be https in production \(PROVIDER_API_ALLOW_HTTP=true/);
+      expect(load({ ...env, PROVIDER_API_ALLOW_HTTP: 'true' }, http).endpoints.get('stripe-acme')!.api!.baseUrl!.port).toBe('12111');
+      expect(load(env, withApi({ baseUrl: 'https://stripe-proxy' })).endpoints.get('stripe-acme')!.api!.baseUrl!.protocol).toBe('https:');
+      expect(load({ STRIPE_API_KEY_ACME: KEY }, http).endpoints.get('stripe-acme')!.api!.baseUrl!.protocol).toBe('http:');
+    });
+
+    it('reserves the secret label "api" for events read from the API', () => {
+      expect(errorOf(() => load({}, [stripe({ secrets: [{ label: 'api', env: 'STRIPE_SECRET_ACME' }] })]))).toMatch(/secrets\.0: the label "api" is reserved/);
+    });
+
+    it('keeps a confirm read inside a quarter of the worker lease', () => {
+      expect(load({ WORKER_LEASE_MS: '1000' }).providerApi.timeoutMs).toBe(250);
+      expect(errorOf(() => load({ WORKER_LEASE_MS: '1000', PROVIDER_API_TIMEOUT_MS: '500' }))).toMatch(/^PROVIDER_API_TIMEOUT_MS: expected an integer between 10 and 250/);
+      expect(errorOf(() => load({ PROVIDER_API_ALLOW_HTTP: 'yes' }))).toMatch(/^PROVIDER_API_ALLOW_HTTP: expected true or false/);
+    });
+  });
 });

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { AdminRole, AdminToken, AppConfig, EndpointConfig, Role } from './app-config';
+import { AdminRole, AdminToken, ApiKey, AppConfig, EndpointApi, EndpointConfig, Role } from './app-config';
 import { ConfigError } from './config.error';
 import { endpointsFileSchema } from './endpoints.schema';
 
@@ -21,6 +21,14 @@ function int(name: string, env: Env, fallback: number, min: number, max = Number
     throw new ConfigError(`${name}: expected an integer between ${min} and ${max}, got "${raw}"`);
   }
   return value;
+}
+
+function bool(name: string, env: Env, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  throw new ConfigError(`${name}: expected true or false`);
 }
 
 const HTTP = ['http:', 'https:'];
@@ -101,7 +109,56 @@ function parseAdminTokens(raw: string): AdminToken[] {
   return tokens;
 }
 
-function loadEndpoints(file: string, env: Env, production: boolean): Map<string, EndpointConfig> {
+/** What the endpoints file's `api` objects may use, from the environment. */
+interface ApiLimits {
+  production: boolean;
+  allowHttp: boolean;
+  identityDays: number;
+}
+
+/** The secret label reserved for events read from the provider's API (`verified_with = 'api'`). */
+export const API_VERIFIED_WITH = 'api';
+
+type ApiInput = NonNullable<z.infer<typeof endpointsFileSchema>['endpoints'][number]['api']>;
+
+function loadApi(api: ApiInput, where: string, env: Env, limits: ApiLimits): EndpointApi {
+  const value = env[api.env];
+  // Not the variable's name: a key pasted into "env" by mistake would be printed.
+  if (!value) throw new ConfigError(`${where}.api.env: the environment variable it names is not set`);
+  let baseUrl: URL | undefined;
+  if (api.baseUrl !== undefined) {
+    try {
+      baseUrl = new URL(api.baseUrl);
+    } catch {
+      throw new ConfigError(`${where}.api.baseUrl: not a valid URL`);
+    }
+    if (baseUrl.protocol !== 'https:' && baseUrl.protocol !== 'http:') throw new ConfigError(`${where}.api.baseUrl: expected a http or https URL`);
+    if (baseUrl.username || baseUrl.password) throw new ConfigError(`${where}.api.baseUrl: no credentials in the URL`);
+    if (limits.production && baseUrl.protocol !== 'https:' && !limits.allowHttp) {
+      // The key travels with every call: over plain http anyone on the path could take it.
+      throw new ConfigError(`${where}.api.baseUrl: must be https in production (PROVIDER_API_ALLOW_HTTP=true allows http, for a local proxy)`);
+    }
+  }
+  const reconcile = api.reconcile;
+  // An event older than the identity retention may have lost its row: read again, it would be accepted twice.
+  const maxLookbackHours = (limits.identityDays - 1) * 24;
+  if (reconcile && reconcile.lookbackHours > maxLookbackHours) {
+    throw new ConfigError(
+      `${where}.api.reconcile.lookbackHours: at most ${maxLookbackHours} (RETENTION_IDENTITY_DAYS minus one day), or an event whose identity was purged would be accepted twice`,
+    );
+  }
+  return {
+    key: new ApiKey(value, createHash('sha256').update(value).digest('hex').slice(0, 12)),
+    baseUrl,
+    confirm: api.confirm ?? true,
+    reconcile,
+    owner: api.owner,
+    repo: api.repo,
+    org: api.org,
+  };
+}
+
+function loadEndpoints(file: string, env: Env, production: boolean, limits: ApiLimits): Map<string, EndpointConfig> {
   let json: unknown;
   try {
     json = JSON.parse(readFileSync(file, 'utf8'));
@@ -120,6 +177,9 @@ function loadEndpoints(file: string, env: Env, production: boolean): Map<string,
       throw new ConfigError(`WEBHOOK_ENDPOINTS_FILE: ${file}: endpoints.${index}.id: duplicate endpoint id "${e.id}"`);
     }
     const secrets = e.secrets.map((s, i) => {
+      if (s.label === API_VERIFIED_WITH) {
+        throw new ConfigError(`WEBHOOK_ENDPOINTS_FILE: ${file}: endpoints.${index}.secrets.${i}: the label "api" is reserved for events read from the provider's API`);
+      }
       if (production && s.value !== undefined) {
         throw new ConfigError(
           `WEBHOOK_ENDPOINTS_FILE: ${file}: endpoints.${index}.secrets.${i}: an inline "value" is for development; in production name an environment variable ("env")`,
@@ -143,6 +203,7 @@ function loadEndpoints(file: string, env: Env, production: boolean): Map<string,
       maxBodyBytes: e.maxBodyBytes,
       eventTypes: e.eventTypes ? new Set(e.eventTypes) : undefined,
       expect: e.expect,
+      api: e.api ? loadApi(e.api, `WEBHOOK_ENDPOINTS_FILE: ${file}: endpoints.${index}`, env, limits) : undefined,
     });
   }
   return endpoints;
@@ -185,6 +246,11 @@ export function loadConfig(env: Env): AppConfig {
   const retryMaxMs = int('RETRY_MAX_MS', env, 3600000, 1);
   if (retryMaxMs < retryBaseMs) throw new ConfigError(`RETRY_MAX_MS: must be at least RETRY_BASE_MS (${retryBaseMs})`);
 
+  const workerLeaseMs = int('WORKER_LEASE_MS', env, 30000, 100);
+  // A confirm read runs inside the claimed event's lease: at most a quarter of it.
+  const providerApiTimeoutMs = int('PROVIDER_API_TIMEOUT_MS', env, Math.min(10000, Math.floor(workerLeaseMs / 4)), 10, Math.floor(workerLeaseMs / 4));
+  const allowHttp = bool('PROVIDER_API_ALLOW_HTTP', env, false);
+
   const relayTimeoutMs = int('RELAY_TIMEOUT_MS', env, 10000, 10);
   const relayLeaseMs = int('RELAY_LEASE_MS', env, 60000, 100);
   if (relayLeaseMs <= 2 * relayTimeoutMs) {
@@ -198,7 +264,7 @@ export function loadConfig(env: Env): AppConfig {
     databasePoolSize: int('DATABASE_POOL_SIZE', env, 20, 2, 500),
     port: int('PORT', env, 3000, 0, 65535),
     endpointsFile,
-    endpoints: loadEndpoints(endpointsFile, env, production),
+    endpoints: loadEndpoints(endpointsFile, env, production, { production, allowHttp, identityDays }),
     adminTokens,
     generatedAdminToken,
     erpUrl: url('ERP_URL', env, HTTP),
@@ -211,7 +277,7 @@ export function loadConfig(env: Env): AppConfig {
     },
     worker: {
       pollMs: int('WORKER_POLL_MS', env, 1000, 10),
-      leaseMs: int('WORKER_LEASE_MS', env, 30000, 100),
+      leaseMs: workerLeaseMs,
       maxAttempts: int('WORKER_MAX_ATTEMPTS', env, 10, 1, 1000),
     },
     retry: {
@@ -228,6 +294,11 @@ export function loadConfig(env: Env): AppConfig {
     retention: {
       payloadDays: int('RETENTION_PAYLOAD_DAYS', env, 7, 0, identityDays),
       identityDays,
+    },
+    providerApi: {
+      readsPerSecond: int('PROVIDER_API_READS_PER_SECOND', env, 25, 1, 10000),
+      timeoutMs: providerApiTimeoutMs,
+      allowHttp,
     },
     logLevel: logLevel.data,
   };
