@@ -56,9 +56,11 @@ async function send(base: string, [endpointId, eventType]: string[], flags: Flag
   if (!endpointId) throw new Error('send needs an endpoint id');
   const endpoint = loadConfig(process.env).endpoints.get(endpointId);
   if (!endpoint) throw new Error(`no endpoint "${endpointId}" in the endpoints file`);
-  const type = eventType ?? (endpoint.provider === 'stripe' ? 'payment_intent.succeeded' : 'ping');
+  const type = eventType ?? DEFAULT_TYPES[endpoint.provider] ?? 'ping';
   const eventId = String(flags['event-id'] ?? (endpoint.provider === 'stripe' ? `evt_${randomUUID().replace(/-/g, '')}` : randomUUID()));
-  const body = JSON.stringify(endpoint.provider === 'stripe' ? stripeEvent(eventId, type, flags) : { type, data: {} });
+  const body = JSON.stringify(
+    endpoint.provider === 'stripe' ? stripeEvent(eventId, type, flags) : endpoint.provider === 'slack' ? slackEvent(eventId, type) : { type, data: {} },
+  );
   const secret = endpoint.secrets.find((s) => !s.notAfter || s.notAfter > new Date()) ?? endpoint.secrets[0];
   const signed = signRequest(endpoint.provider, secret.value, body, { eventId, eventType: type });
   const res = await fetch(`${base}/webhooks/${encodeURIComponent(endpointId)}`, {
@@ -68,6 +70,22 @@ async function send(base: string, [endpointId, eventType]: string[], flags: Flag
   });
   process.stdout.write(`${res.status} ${await res.text()}\n`);
   return res.ok ? 0 : 1;
+}
+
+const DEFAULT_TYPES: Record<string, string> = { stripe: 'payment_intent.succeeded', slack: 'app_mention' };
+
+/** An Events API callback as Slack sends it; the id and type are in the signed body. */
+function slackEvent(eventId: string, type: string): object {
+  const now = Math.floor(Date.now() / 1000);
+  return {
+    token: 'cli',
+    team_id: 'T0CLI',
+    api_app_id: 'A0CLI',
+    event: { type, user: 'U0CLI', text: 'sent by npm run cli', ts: `${now}.000100`, event_ts: `${now}.000100` },
+    type: 'event_callback',
+    event_id: eventId,
+    event_time: now,
+  };
 }
 
 function stripeEvent(id: string, type: string, flags: Flags): object {

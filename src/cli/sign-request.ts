@@ -61,6 +61,17 @@ export function signRequest(provider: string, secret: string, body: string, opti
           'x-shopify-topic': options.eventType ?? 'orders/paid',
         },
       };
+    case 'slack': {
+      const timestamp = String(Math.floor(at.getTime() / 1000));
+      return {
+        body,
+        headers: {
+          ...json,
+          'x-slack-request-timestamp': timestamp,
+          'x-slack-signature': `v0=${createHmac('sha256', secret).update(`v0:${timestamp}:`).update(body).digest('hex')}`,
+        },
+      };
+    }
     default:
       throw new Error(`cannot sign for provider "${provider}"`);
   }

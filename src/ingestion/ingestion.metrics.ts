@@ -10,7 +10,7 @@ export class IngestionMetrics {
   constructor(registry: MetricsRegistry) {
     this.received = new Counter({
       name: 'webhook_requests_total',
-      help: 'Webhook requests by endpoint, outcome (accepted, duplicate, ignored, rejected) and reason',
+      help: 'Webhook requests by endpoint, outcome (accepted, duplicate, ignored, handshake, rejected) and reason',
       labelNames: ['endpoint', 'outcome', 'reason'],
       registers: [registry],
     });
@@ -32,6 +32,11 @@ export class IngestionMetrics {
 
   ignored(endpoint: string, reason: string): void {
     this.received.inc({ endpoint, outcome: 'ignored', reason });
+  }
+
+  /** A verified handshake answered (nothing stored). */
+  handshake(endpoint: string): void {
+    this.received.inc({ endpoint, outcome: 'handshake', reason: '' });
   }
 
   rejected(endpoint: string, reason: string): void {

@@ -6,13 +6,14 @@ import { IngestionService } from './ingestion.service';
 import { GithubProvider } from './providers/github.provider';
 import { ProviderRegistry } from './providers/provider.registry';
 import { ShopifyProvider } from './providers/shopify.provider';
+import { SlackProvider } from './providers/slack.provider';
 import { StandardWebhooksProvider } from './providers/standard.provider';
 import { StripeProvider } from './providers/stripe.provider';
 import { WebhookRoute } from './webhook.route';
 
 @Module({
   imports: [DiscoveryModule, InboxModule],
-  providers: [IngestionService, IngestionMetrics, WebhookRoute, ProviderRegistry, StripeProvider, GithubProvider, StandardWebhooksProvider, ShopifyProvider],
+  providers: [IngestionService, IngestionMetrics, WebhookRoute, ProviderRegistry, StripeProvider, GithubProvider, StandardWebhooksProvider, ShopifyProvider, SlackProvider],
   exports: [WebhookRoute],
 })
 export class IngestionModule {}

@@ -9,13 +9,19 @@ import { isInvalidData } from '../common/database-errors';
 import { InboxService } from '../inbox/inbox.service';
 import { IngestionMetrics } from './ingestion.metrics';
 import { ProviderRegistry } from './providers/provider.registry';
-import { utf8Text, VerifiedEvent } from './providers/webhook-provider';
+import { isHandshake, utf8Text, VerifiedEvent } from './providers/webhook-provider';
 import { readRawBody } from './raw-body';
 
 export interface IngestionResult {
   status: 'accepted' | 'duplicate' | 'ignored';
   eventId: string;
   reason?: string;
+}
+
+/** The answer to a verified handshake: the provider's reply, nothing stored. */
+export interface HandshakeResult {
+  status: 'handshake';
+  reply: Readonly<Record<string, unknown>>;
 }
 
 // jsonb refuses \u0000 (and the pg driver refuses the bytes in text): reject it
@@ -64,11 +70,13 @@ export class IngestionService {
    * Verifies, identifies and durably accepts one request. Resolves only after
    * the inbox row is committed; every failure is an AppError with a reason.
    */
-  async receive(endpoint: EndpointConfig, headers: IncomingHttpHeaders, rawBody: Buffer): Promise<IngestionResult> {
+  async receive(endpoint: EndpointConfig, headers: IncomingHttpHeaders, rawBody: Buffer): Promise<IngestionResult | HandshakeResult> {
     let event: VerifiedEvent;
     let text: string;
     try {
-      event = this.providers.get(endpoint.provider).verify({ headers, rawBody }, endpoint, this.clock.now());
+      const verified = this.providers.get(endpoint.provider).verify({ headers, rawBody }, endpoint, this.clock.now());
+      if (isHandshake(verified)) return this.handshake(endpoint, verified.handshake);
+      event = verified;
       // JSON is UTF-8 (RFC 8259): a lossy decode would store text whose bytes are not the signed ones.
       const decoded = utf8Text(rawBody);
       if (decoded === undefined) throw new BadRequestError('malformed_json', 'body is not valid UTF-8');
@@ -125,6 +133,12 @@ export class IngestionService {
     this.metrics.accepted(endpoint.id);
     this.logger.log(log, 'webhook accepted');
     return { status: 'accepted', eventId: event.eventId };
+  }
+
+  private handshake(endpoint: EndpointConfig, reply: HandshakeResult['reply']): HandshakeResult {
+    this.metrics.handshake(endpoint.id);
+    this.logger.log({ endpointId: endpoint.id }, 'webhook handshake answered');
+    return { status: 'handshake', reply };
   }
 
   /** A verified event this endpoint acknowledges but does not act on. */

@@ -31,7 +31,8 @@ export class WebhookRoute {
     try {
       const endpoint = this.ingestion.endpoint(decodeParam(rawEndpointId));
       const rawBody = await this.ingestion.readBody(endpoint, req);
-      send(res, 200, await this.ingestion.receive(endpoint, req.headers, rawBody));
+      const result = await this.ingestion.receive(endpoint, req.headers, rawBody);
+      send(res, 200, result.status === 'handshake' ? result.reply : result);
     } catch (error) {
       const { status, headers, body } = errorResponse(error);
       send(res, status, body, headers);

@@ -8,11 +8,11 @@ export interface ChildResult {
 }
 
 /** Runs a TypeScript file in its own Node process (for crash tests that SIGKILL it); resolves with how it ended. */
-export function runTsChild(script: string, args: string[]): Promise<ChildResult> {
+export function runTsChild(script: string, args: string[], env: Record<string, string> = {}): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['-r', 'ts-node/register', script, ...args], {
       cwd: join(__dirname, '..', '..'),
-      env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' },
+      env: { ...process.env, ...env, TS_NODE_TRANSPILE_ONLY: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

@@ -22,6 +22,22 @@ export interface VerifiedEvent {
 }
 
 /**
+ * A verified request that is not an event but the sender checking the endpoint
+ * (Slack's `url_verification`, Zoom's `endpoint.url_validation`): answered with
+ * `reply` as JSON, stored nowhere. Return it only after the signature and the
+ * timestamp verified, so the endpoint never echoes anything to a stranger.
+ */
+export interface HandshakeReply {
+  handshake: Readonly<Record<string, unknown>>;
+  /** Label of the endpoint secret that verified the signature. */
+  verifiedWith: string;
+}
+
+export function isHandshake(verified: VerifiedEvent | HandshakeReply): verified is HandshakeReply {
+  return 'handshake' in verified;
+}
+
+/**
  * One webhook provider: verifies a request against an endpoint's secrets and
  * extracts the event's identity. Throw UnauthorizedError for a bad or stale
  * signature and BadRequestError for content that is malformed after verification.
@@ -29,7 +45,7 @@ export interface VerifiedEvent {
 export interface WebhookProvider {
   /** The `expect` keys this provider reports in `source`, with their JSON type; others are refused at start. */
   readonly expects: Readonly<Record<string, 'string' | 'boolean'>>;
-  verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent;
+  verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent | HandshakeReply;
 }
 
 export const WEBHOOK_PROVIDER_NAME = 'webhook-inbox:provider-name';
