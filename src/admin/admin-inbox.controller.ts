@@ -1,11 +1,10 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { NotFoundError } from '../common/errors';
-import { InboxService } from '../inbox/inbox.service';
+import { InboxAdminService } from '../inbox/inbox-admin.service';
 import { AdminPrincipal, hasRole } from './admin-auth';
 import { AdminAuthGuard } from './admin-auth.guard';
 import { decodeCursor, encodeCursor, parseId } from './admin-cursor';
-import { AdminInboxService } from './admin-inbox.service';
 import { BODY_REASONS, bulkReplayBody, inboxListQuery, LIST_QUERY_REASONS, parseOr400, reasonBody } from './admin.schemas';
 import { ApiAdmin, ApiZodBody, ApiZodQuery } from './api-docs';
 import { CurrentAdmin, Roles } from './roles.decorator';
@@ -15,10 +14,7 @@ import { CurrentAdmin, Roles } from './roles.decorator';
 @UseGuards(AdminAuthGuard)
 @Controller('admin/inbox')
 export class AdminInboxController {
-  constructor(
-    private readonly inbox: InboxService,
-    private readonly actions: AdminInboxService,
-  ) {}
+  constructor(private readonly inbox: InboxAdminService) {}
 
   @Get()
   @ApiOperation({ summary: 'List inbox events (metadata only), newest first' })
@@ -26,7 +22,7 @@ export class AdminInboxController {
   @ApiResponse({ status: 400, description: '`invalid_filter`, `invalid_cursor` or `invalid_limit`' })
   async list(@Query() query: unknown) {
     const { limit, cursor, ...filter } = parseOr400(inboxListQuery, query, 'invalid_filter', LIST_QUERY_REASONS);
-    const page = await this.inbox.listForAdmin(filter, { limit, after: decodeCursor(cursor) });
+    const page = await this.inbox.list(filter, { limit, after: decodeCursor(cursor) });
     return { items: page.items, nextCursor: encodeCursor(page.next) };
   }
 
@@ -37,13 +33,13 @@ export class AdminInboxController {
   @ApiZodBody(bulkReplayBody)
   async bulkReplay(@CurrentAdmin() who: AdminPrincipal, @Body() body: unknown) {
     const { filter, dryRun, reason } = parseOr400(bulkReplayBody, body, 'invalid_body', BODY_REASONS);
-    return this.actions.bulkReplay(who, filter, dryRun, reason);
+    return this.inbox.bulkReplay(who, filter, dryRun, reason);
   }
 
   @Get(':id')
   @ApiOperation({ summary: 'One inbox event; the payload only for operators' })
   async get(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string) {
-    const event = await this.inbox.getForAdmin(parseId(id), hasRole(who, 'operator'));
+    const event = await this.inbox.get(parseId(id), hasRole(who, 'operator'));
     if (!event) throw new NotFoundError('inbox_event_not_found', 'no inbox event with this id');
     return event;
   }
@@ -57,7 +53,7 @@ export class AdminInboxController {
   replay(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string, @Body() body: unknown) {
     const eventId = parseId(id);
     const { reason } = parseOr400(reasonBody, body, 'invalid_body', BODY_REASONS);
-    return this.actions.replay(who, eventId, reason);
+    return this.inbox.replay(who, eventId, reason);
   }
 
   @Post(':id/quarantine')
@@ -69,6 +65,6 @@ export class AdminInboxController {
   quarantine(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string, @Body() body: unknown) {
     const eventId = parseId(id);
     const { reason } = parseOr400(reasonBody, body, 'invalid_body', BODY_REASONS);
-    return this.actions.quarantine(who, eventId, reason);
+    return this.inbox.quarantine(who, eventId, reason);
   }
 }

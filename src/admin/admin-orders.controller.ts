@@ -5,7 +5,6 @@ import { OrdersService } from '../orders/orders.service';
 import { Order } from '../orders/orders.types';
 import { AdminPrincipal, hasRole } from './admin-auth';
 import { AdminAuthGuard } from './admin-auth.guard';
-import { AdminOrdersService } from './admin-orders.service';
 import { BODY_REASONS, createOrderBody, parseOr400 } from './admin.schemas';
 import { ApiAdmin, ApiZodBody } from './api-docs';
 import { CurrentAdmin, Roles } from './roles.decorator';
@@ -17,10 +16,7 @@ const PATH_PART = /^[\x21-\x7e]{1,255}$/;
 @UseGuards(AdminAuthGuard)
 @Controller('admin/orders')
 export class AdminOrdersController {
-  constructor(
-    private readonly orders: OrdersService,
-    private readonly actions: AdminOrdersService,
-  ) {}
+  constructor(private readonly orders: OrdersService) {}
 
   @Get(':tenant/:id')
   @ApiOperation({ summary: "One order; the customer's email only for operators" })
@@ -37,7 +33,7 @@ export class AdminOrdersController {
   @ApiResponse({ status: 409, description: '`order_exists` or `payment_already_bound`' })
   async create(@CurrentAdmin() who: AdminPrincipal, @Body() body: unknown) {
     const { reason, ...input } = parseOr400(createOrderBody, body, 'invalid_body', BODY_REASONS);
-    return view(await this.actions.create(who, input, reason), true);
+    return view(await this.orders.create(input, { actor: who, reason }), true);
   }
 }
 

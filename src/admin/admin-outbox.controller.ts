@@ -1,11 +1,10 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { NotFoundError } from '../common/errors';
-import { OutboxService } from '../outbox/outbox.service';
+import { OutboxAdminService } from '../outbox/outbox-admin.service';
 import { AdminPrincipal, hasRole } from './admin-auth';
 import { AdminAuthGuard } from './admin-auth.guard';
 import { decodeCursor, encodeCursor, parseId } from './admin-cursor';
-import { AdminOutboxService } from './admin-outbox.service';
 import { BODY_REASONS, LIST_QUERY_REASONS, outboxListQuery, parseOr400, reasonBody, resolveBody } from './admin.schemas';
 import { ApiAdmin, ApiZodBody, ApiZodQuery } from './api-docs';
 import { CurrentAdmin, Roles } from './roles.decorator';
@@ -15,10 +14,7 @@ import { CurrentAdmin, Roles } from './roles.decorator';
 @UseGuards(AdminAuthGuard)
 @Controller('admin/outbox')
 export class AdminOutboxController {
-  constructor(
-    private readonly outbox: OutboxService,
-    private readonly actions: AdminOutboxService,
-  ) {}
+  constructor(private readonly outbox: OutboxAdminService) {}
 
   @Get()
   @ApiOperation({ summary: 'List outbox entries (metadata only), newest first' })
@@ -47,7 +43,7 @@ export class AdminOutboxController {
   retry(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string, @Body() body: unknown) {
     const entryId = parseId(id);
     const { reason } = parseOr400(reasonBody, body, 'invalid_body', BODY_REASONS);
-    return this.actions.retry(who, entryId, reason);
+    return this.outbox.retry(who, entryId, reason);
   }
 
   @Post(':id/resolve')
@@ -59,6 +55,6 @@ export class AdminOutboxController {
   resolve(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string, @Body() body: unknown) {
     const entryId = parseId(id);
     const { outcome, reason } = parseOr400(resolveBody, body, 'invalid_body', BODY_REASONS);
-    return this.actions.resolve(who, entryId, outcome, reason);
+    return this.outbox.resolve(who, entryId, outcome, reason);
   }
 }

@@ -1,8 +1,8 @@
 import { Controller, Get, UseGuards } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Clock } from '../common/clock';
-import { InboxService } from '../inbox/inbox.service';
-import { OutboxService } from '../outbox/outbox.service';
+import { InboxAdminService } from '../inbox/inbox-admin.service';
+import { OutboxAdminService } from '../outbox/outbox-admin.service';
 import { AdminAuthGuard } from './admin-auth.guard';
 import { ApiAdmin } from './api-docs';
 
@@ -14,8 +14,8 @@ const LATENCY_WINDOW_MS = 3_600_000;
 @Controller('admin/stats')
 export class AdminStatsController {
   constructor(
-    private readonly inbox: InboxService,
-    private readonly outbox: OutboxService,
+    private readonly inbox: InboxAdminService,
+    private readonly outbox: OutboxAdminService,
     private readonly clock: Clock,
   ) {}
 

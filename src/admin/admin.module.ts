@@ -6,17 +6,17 @@ import { OutboxModule } from '../outbox/outbox.module';
 import { AdminAuditController } from './admin-audit.controller';
 import { AdminAuthGuard } from './admin-auth.guard';
 import { AdminInboxController } from './admin-inbox.controller';
-import { AdminInboxService } from './admin-inbox.service';
 import { AdminOrdersController } from './admin-orders.controller';
-import { AdminOrdersService } from './admin-orders.service';
 import { AdminOutboxController } from './admin-outbox.controller';
-import { AdminOutboxService } from './admin-outbox.service';
 import { AdminStatsController } from './admin-stats.controller';
 
-/** Operator REST API: token auth and roles, one controller per resource, audit in the change's transaction. */
+/**
+ * The operator REST API, its HTTP face only: token auth and roles, one controller per
+ * resource, each calling the one service that owns the use case (and its transaction).
+ */
 @Module({
   imports: [AuditModule, InboxModule, OutboxModule, OrdersModule],
   controllers: [AdminInboxController, AdminOutboxController, AdminOrdersController, AdminAuditController, AdminStatsController],
-  providers: [AdminAuthGuard, AdminInboxService, AdminOutboxService, AdminOrdersService],
+  providers: [AdminAuthGuard],
 })
 export class AdminModule {}

@@ -3,14 +3,15 @@ import { DataSource, EntityManager } from 'typeorm';
 const pending = new WeakMap<EntityManager, Array<() => void>>();
 
 /**
- * Runs `fn` after the transaction of `tx` commits, and never if it rolls back.
- * Only transactions opened by `transactionWithAfterCommit` run the callbacks;
- * use it for wake-ups and other hints whose loss only delays work.
+ * Runs `fn` after the transaction of `tx` commits, and never if it rolls back;
+ * use it for wake-ups and other hints whose loss only delays work. Only a
+ * transaction opened by `transactionWithAfterCommit` runs callbacks, so any other
+ * `tx` is a programming error, not a hint to drop silently.
  */
 export function afterCommit(tx: EntityManager, fn: () => void): void {
   const list = pending.get(tx);
-  if (list) list.push(fn);
-  else pending.set(tx, [fn]);
+  if (!list) throw new Error('afterCommit needs a transaction opened by transactionWithAfterCommit');
+  list.push(fn);
 }
 
 export async function transactionWithAfterCommit<T>(
@@ -21,6 +22,7 @@ export async function transactionWithAfterCommit<T>(
   try {
     const result = await dataSource.transaction((tx) => {
       manager = tx;
+      pending.set(tx, []);
       return work(tx);
     });
     for (const fn of pending.get(manager!) ?? []) {

@@ -1,6 +1,9 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { AuditModule } from '../audit/audit.module';
 import { HandlerRegistry } from './handler.registry';
+import { InboxAdminRepository } from './inbox-admin.repository';
+import { InboxAdminService } from './inbox-admin.service';
 import { InboxRepository } from './inbox.repository';
 import { InboxService } from './inbox.service';
 import { InboxEventProcessor } from './inbox-event.processor';
@@ -10,10 +13,12 @@ import { WorkerFaults } from './worker-faults';
 import { AcceptToDoneMetrics, WorkerMetrics } from './worker.metrics';
 
 @Module({
-  imports: [DiscoveryModule],
+  imports: [DiscoveryModule, AuditModule],
   providers: [
     InboxRepository,
     InboxService,
+    InboxAdminRepository,
+    InboxAdminService,
     HandlerRegistry,
     InboxEventProcessor,
     InboxWorker,
@@ -22,6 +27,6 @@ import { AcceptToDoneMetrics, WorkerMetrics } from './worker.metrics';
     WorkerMetrics,
     AcceptToDoneMetrics,
   ],
-  exports: [InboxService],
+  exports: [InboxService, InboxAdminService],
 })
 export class InboxModule {}

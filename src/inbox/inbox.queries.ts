@@ -106,75 +106,7 @@ export const RECORD_FAILURE = `
    WHERE id = $1 AND locked_by = $2 AND status = 'processing'
   RETURNING status, attempts`;
 
-// ---- Admin SQL (admin module, through InboxService). Not hot path, but reviewed like it. ----
-
-/** Columns of the admin view; `payload` is selected only for operators. */
-export const ADMIN_VIEW_COLUMNS = `id, source_scope, event_id, tenant_id, provider, endpoint_id, event_type, status,
-  status_reason, payload_sha256, verified_with, attempts, next_attempt_at, locked_by, locked_until, last_error,
-  received_at, completed_at, deliveries, last_delivery_at, digest_conflicts, (payload IS NULL) AS payload_purged`;
-
-/** Row lock for an admin change (same transaction as its audit row). */
-export const ADMIN_LOCK = `SELECT status, (payload IS NULL) AS payload_purged FROM webhook_inbox WHERE id = $1 FOR UPDATE`;
-
-/** Re-queue with the same identity: a fresh attempt budget, due at $2. */
-export const ADMIN_REPLAY = `
-  UPDATE webhook_inbox
-     SET status = 'pending', status_reason = NULL, attempts = 0, next_attempt_at = $2,
-         locked_by = NULL, locked_until = NULL, completed_at = NULL
-   WHERE id = $1`;
-
-/** Stops an event from being processed; a worker holding it loses its fence. */
-export const ADMIN_QUARANTINE = `
-  UPDATE webhook_inbox
-     SET status = 'quarantined', status_reason = 'operator', locked_by = NULL, locked_until = NULL, completed_at = $2
-   WHERE id = $1`;
-
-/**
- * One bulk-replay batch: re-checks the filter on the locked rows (a row that moved
- * on meanwhile is left alone) and returns each row's status before the change.
- */
-export function adminReplayBatch(filterSql: string, idsParam: string, nowParam: string): string {
-  return `
-  UPDATE webhook_inbox w
-     SET status = 'pending', status_reason = NULL, attempts = 0, next_attempt_at = ${nowParam},
-         locked_by = NULL, locked_until = NULL, completed_at = NULL
-    FROM (SELECT id, status FROM webhook_inbox
-           ${filterSql} AND id = ANY(${idsParam}::bigint[]) AND payload IS NOT NULL
-           ORDER BY id FOR UPDATE) old
-   WHERE w.id = old.id
-  RETURNING w.id, old.status AS before`;
-}
-
-/** Open backlog via the partial indexes (pending, processing, quarantined); never scans done rows. */
-export const ADMIN_BACKLOG = `
-  SELECT 'pending' AS status, count(*)::int AS n, min(received_at) AS oldest FROM webhook_inbox WHERE status = 'pending'
-  UNION ALL
-  SELECT 'processing', count(*)::int, NULL FROM webhook_inbox WHERE status = 'processing'
-  UNION ALL
-  SELECT 'quarantined', count(*)::int, NULL FROM webhook_inbox WHERE status = 'quarantined'`;
-
-export const ADMIN_STATS_BY_STATUS = `SELECT status, count(*)::int AS n FROM webhook_inbox GROUP BY status`;
-
-export const ADMIN_STATS_ATTEMPTS = `
-  SELECT count(*) FILTER (WHERE status = 'pending' AND attempts > 0)::int AS retrying,
-         coalesce(max(attempts), 0)::int AS max_attempts
-    FROM webhook_inbox WHERE status IN ('pending', 'processing', 'quarantined')`;
-
-/** The most frequent errors of open rows, grouped by provider and type. */
-export const ADMIN_STATS_FAILURES = `
-  SELECT provider, event_type AS type, left(last_error, 200) AS error, count(*)::int AS n
-    FROM webhook_inbox
-   WHERE status IN ('pending', 'processing', 'quarantined') AND last_error IS NOT NULL
-   GROUP BY 1, 2, 3 ORDER BY n DESC, 1, 2, 3 LIMIT 20`;
-
-/** Accept-to-done percentiles of events completed since $1. */
-export const ADMIN_STATS_LATENCY = `
-  SELECT count(*)::int AS completed,
-         percentile_cont(ARRAY[0.5, 0.95, 0.99]) WITHIN GROUP (
-           ORDER BY extract(epoch FROM completed_at - received_at)) AS p
-    FROM webhook_inbox WHERE status = 'done' AND completed_at >= $1`;
-
-// ---- Retention (maintenance role, through InboxService). Each is one bounded autocommit batch. ----
+// ---- Retention (maintenance role). Each is one bounded autocommit batch. ----
 
 /**
  * Drops the payload of up to $2 settled events (done, ignored) received before $1;

@@ -1,7 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
-import { ConflictError, NotFoundError } from '../common/errors';
-import { Page, PageRequest } from '../common/pagination';
 import { PgNotifications } from '../database/pg-notifications';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { isDeadlock, isInvalidData } from '../common/database-errors';
@@ -9,8 +6,8 @@ import { GroupCommit } from './group-commit';
 import { identity, InboxRepository } from './inbox.repository';
 import { INBOX_CHANNEL } from './inbox-worker.scheduler';
 import { AcceptRequest, AcceptResult } from './inbox.types';
-import { InboxBacklog, InboxEventView, InboxFilter, InboxStats, InboxStatus, InboxStatusChange } from './inbox.types';
 
+/** The inbox as ingestion and retention see it (operators use InboxAdminService). */
 @Injectable()
 export class InboxService {
   private readonly acceptGroup: GroupCommit<AcceptRequest, AcceptResult | Error>;
@@ -69,77 +66,4 @@ export class InboxService {
   deleteIdentities(before: Date, limit: number): Promise<number> {
     return this.repository.deleteIdentities(before, limit);
   }
-
-  // ---- Admin reads and repairs (the admin module owns the transaction and its audit row) ----
-
-  listForAdmin(filter: InboxFilter, page: PageRequest): Promise<Page<InboxEventView>> {
-    return this.repository.adminList(filter, page);
-  }
-
-  getForAdmin(id: string, withPayload: boolean): Promise<InboxEventView | undefined> {
-    return this.repository.adminGet(id, withPayload);
-  }
-
-  /**
-   * Re-queues one event in `tx` with its identity unchanged. Throws NotFoundError or
-   * ConflictError (`not_replayable` while a worker holds it, `payload_purged` after retention).
-   */
-  async replayInTx(tx: EntityManager, id: string, now: Date): Promise<InboxStatusChange> {
-    const row = await this.repository.adminLock(tx, id);
-    if (!row) throw new NotFoundError('inbox_event_not_found', 'no inbox event with this id');
-    if (!REPLAYABLE.includes(row.status)) throw new ConflictError('not_replayable', `an event in status ${row.status} cannot be replayed`);
-    if (row.payloadPurged) throw new ConflictError('payload_purged', 'the payload was purged by retention');
-    await this.repository.adminReplay(tx, id, now);
-    return { id, before: row.status, after: 'pending' };
-  }
-
-  /** Stops one pending (or in-flight: its worker loses the fence) event in `tx`. */
-  async quarantineInTx(tx: EntityManager, id: string, now: Date): Promise<InboxStatusChange> {
-    const row = await this.repository.adminLock(tx, id);
-    if (!row) throw new NotFoundError('inbox_event_not_found', 'no inbox event with this id');
-    if (row.status !== 'pending' && row.status !== 'processing') {
-      throw new ConflictError('not_quarantinable', `an event in status ${row.status} cannot be quarantined`);
-    }
-    await this.repository.adminQuarantine(tx, id, now);
-    return { id, before: row.status, after: 'quarantined' };
-  }
-
-  /** Replayable rows matching a bulk filter (a dry run counts with exactly this). */
-  countReplayable(filter: InboxFilter): Promise<number> {
-    return this.repository.adminCount(filter, replayableStatuses(filter));
-  }
-
-  /** Highest id now: bounds a bulk replay to the rows that existed when it started. */
-  maxId(): Promise<string> {
-    return this.repository.adminMaxId();
-  }
-
-  replayableIds(filter: InboxFilter, afterId: string, maxId: string, limit: number): Promise<string[]> {
-    return this.repository.adminMatchingIds(filter, replayableStatuses(filter), afterId, maxId, limit);
-  }
-
-  /** Replays those of `ids` that still match the filter, in `tx`. */
-  replayIdsInTx(tx: EntityManager, filter: InboxFilter, ids: string[], now: Date): Promise<InboxStatusChange[]> {
-    return this.repository.adminReplayIds(tx, filter, replayableStatuses(filter), ids, now);
-  }
-
-  /** Wakes workers after a committed replay (throttled, best effort). */
-  wakeWorkers(): void {
-    this.notifications.notify(INBOX_CHANNEL);
-  }
-
-  backlog(): Promise<InboxBacklog> {
-    return this.repository.adminBacklog();
-  }
-
-  stats(latencySince: Date): Promise<InboxStats> {
-    return this.repository.adminStats(latencySince);
-  }
-}
-
-/** Settled statuses an operator may send back to the worker. */
-const REPLAYABLE: InboxStatus[] = ['quarantined', 'done', 'ignored'];
-
-function replayableStatuses(filter: InboxFilter): InboxStatus[] {
-  return filter.status ? REPLAYABLE.filter((s) => s === filter.status) : REPLAYABLE;
 }

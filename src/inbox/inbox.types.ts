@@ -74,7 +74,7 @@ export interface RegisteredHandler {
   batch?: WebhookBatchHandler;
 }
 
-// ---- Admin reads and repairs (used by the admin module through InboxService) ----
+// ---- Operator reads and repairs (InboxAdminService) ----
 
 /** Admin filter over the inbox; every field narrows, none widens. */
 export interface InboxFilter {

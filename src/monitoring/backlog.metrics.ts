@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { Gauge } from 'prom-client';
 import { Clock } from '../common/clock';
-import { InboxService } from '../inbox/inbox.service';
+import { InboxAdminService } from '../inbox/inbox-admin.service';
 import { InboxBacklog } from '../inbox/inbox.types';
-import { OutboxService } from '../outbox/outbox.service';
-import { OutboxBacklog } from '../outbox/outbox.repository';
+import { OutboxAdminService } from '../outbox/outbox-admin.service';
+import { OutboxBacklog } from '../outbox/outbox.types';
 import { MetricsRegistry } from '../observability/metrics.registry';
 
 /** Scrapes within this window share one pair of backlog queries. */
@@ -27,8 +27,8 @@ export class BacklogMetrics {
 
   constructor(
     registry: MetricsRegistry,
-    private readonly inbox: InboxService,
-    private readonly outbox: OutboxService,
+    private readonly inbox: InboxAdminService,
+    private readonly outbox: OutboxAdminService,
     private readonly clock: Clock,
   ) {
     const self = this;

@@ -36,8 +36,8 @@ export class OrdersRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   /** Undefined when an order with this id already exists for the tenant. */
-  async insert(o: CreateOrder, tx?: EntityManager): Promise<Order | undefined> {
-    const rows: OrderRow[] = await (tx ?? this.dataSource).query(INSERT_ORDER, [
+  async insert(o: CreateOrder, tx: EntityManager): Promise<Order | undefined> {
+    const rows: OrderRow[] = await tx.query(INSERT_ORDER, [
       o.tenantId,
       o.id,
       o.providerPaymentId ?? null,

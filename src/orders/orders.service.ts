@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { Actor, AuditService } from '../audit/audit.service';
 import { BadRequestError, ConflictError, NotFoundError, TransientError } from '../common/errors';
 import { HandlerOutcome } from '../inbox/inbox.types';
 import { OutboxWrite, OutboxWriter } from '../outbox/outbox-writer';
@@ -28,19 +29,33 @@ export class OrdersService {
   private readonly logger = new Logger(OrdersService.name);
 
   constructor(
+    private readonly dataSource: DataSource,
     private readonly repository: OrdersRepository,
     private readonly outbox: OutboxWriter,
+    private readonly audit: AuditService,
   ) {}
 
   /**
    * Creates an `awaiting_payment` order; 409 if the id is taken for the tenant.
-   * With `tx` it joins the caller's transaction (the admin API audits in it).
+   * `by` an operator: the order and its audit row commit in one transaction.
    */
-  async create(input: CreateOrder, tx?: EntityManager): Promise<Order> {
+  async create(input: CreateOrder, by?: { actor: Actor; reason?: string }): Promise<Order> {
     const order = validate(input);
     let created: Order | undefined;
     try {
-      created = await this.repository.insert(order, tx);
+      created = await this.dataSource.transaction(async (tx) => {
+        const inserted = await this.repository.insert(order, tx);
+        if (inserted && by) {
+          await this.audit.record(tx, by.actor, {
+            action: 'order.create',
+            target: `order:${inserted.tenantId}/${inserted.id}`,
+            reason: by.reason ?? 'order created',
+            afterStatus: inserted.status,
+            details: { totalMinor: inserted.totalMinor, currency: inserted.currency },
+          });
+        }
+        return inserted;
+      });
     } catch (error) {
       if (isUniqueViolation(error, 'orders_payment')) throw new ConflictError('payment_already_bound', 'the payment id belongs to another order');
       throw error;

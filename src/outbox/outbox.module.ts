@@ -1,8 +1,11 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { AuditModule } from '../audit/audit.module';
 import { DestinationRegistry } from './destinations/destination.registry';
 import { EmailDestination } from './destinations/email.destination';
 import { ErpDestination } from './destinations/erp.destination';
+import { OutboxAdminRepository } from './outbox-admin.repository';
+import { OutboxAdminService } from './outbox-admin.service';
 import { OutboxRelay } from './outbox-relay';
 import { OutboxRelayScheduler } from './outbox-relay.scheduler';
 import { OutboxRepository } from './outbox.repository';
@@ -11,11 +14,13 @@ import { OutboxWriter } from './outbox-writer';
 import { RelayMetrics } from './relay.metrics';
 
 @Module({
-  imports: [DiscoveryModule],
+  imports: [DiscoveryModule, AuditModule],
   providers: [
     OutboxWriter,
     OutboxRepository,
     OutboxService,
+    OutboxAdminRepository,
+    OutboxAdminService,
     DestinationRegistry,
     ErpDestination,
     EmailDestination,
@@ -23,6 +28,6 @@ import { RelayMetrics } from './relay.metrics';
     OutboxRelayScheduler,
     RelayMetrics,
   ],
-  exports: [OutboxWriter, OutboxService],
+  exports: [OutboxWriter, OutboxService, OutboxAdminService],
 })
 export class OutboxModule {}

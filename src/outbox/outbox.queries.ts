@@ -77,48 +77,7 @@ export const INSERT_OUTBOX = `
   ON CONFLICT (operation_key) DO NOTHING
   RETURNING operation_key`;
 
-// ---- Admin SQL (admin module, through OutboxService) ----
-
-export const ADMIN_OUTBOX_COLUMNS = `id, operation_key, destination, operation_type, tenant_id, status, attempts,
-  next_attempt_at, locked_by, locked_until, last_error, last_status_code, outcome_unknown, source_event_id,
-  created_at, delivered_at`;
-
-export const ADMIN_OUTBOX_LOCK = `SELECT status FROM outbox WHERE id = $1 FOR UPDATE`;
-
-/**
- * Back to pending under the same operation key with a fresh attempt budget.
- * outcome_unknown is kept, so the relay still asks the destination first where it can.
- */
-export const ADMIN_OUTBOX_REQUEUE = `
-  UPDATE outbox
-     SET status = 'pending', attempts = 0, next_attempt_at = $2, locked_by = NULL, locked_until = NULL
-   WHERE id = $1`;
-
-/** An operator confirmed the destination applied the operation. */
-export const ADMIN_OUTBOX_MARK_DELIVERED = `
-  UPDATE outbox
-     SET status = 'delivered', delivered_at = $2, outcome_unknown = false, locked_by = NULL, locked_until = NULL
-   WHERE id = $1`;
-
-/** Open backlog via partial indexes; delivered rows are never scanned. */
-export const ADMIN_OUTBOX_BACKLOG = `
-  SELECT 'pending' AS status, count(*)::int AS n, min(created_at) AS oldest FROM outbox WHERE status = 'pending'
-  UNION ALL
-  SELECT 'delivering', count(*)::int, NULL FROM outbox WHERE status = 'delivering'
-  UNION ALL
-  SELECT 'unresolved', count(*)::int, NULL FROM outbox WHERE status = 'unresolved'
-  UNION ALL
-  SELECT 'dead', count(*)::int, NULL FROM outbox WHERE status = 'dead'`;
-
-export const ADMIN_OUTBOX_BY_STATUS = `SELECT status, count(*)::int AS n FROM outbox GROUP BY status`;
-
-export const ADMIN_OUTBOX_FAILURES = `
-  SELECT destination, operation_type AS type, left(last_error, 200) AS error, count(*)::int AS n
-    FROM outbox
-   WHERE status IN ('pending', 'delivering', 'unresolved', 'dead') AND last_error IS NOT NULL
-   GROUP BY 1, 2, 3 ORDER BY n DESC, 1, 2, 3 LIMIT 20`;
-
-// ---- Retention (maintenance role, through OutboxService) ----
+// ---- Retention (maintenance role) ----
 
 /**
  * Deletes up to $2 delivered entries older than $1, oldest first. `created_at < $1`

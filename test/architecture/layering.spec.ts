@@ -81,4 +81,19 @@ describe('module layering', () => {
     for (const file of graph.keys()) visit(file, []);
     expect(cycles).toEqual([]);
   });
+
+  it('leaves every transaction to the module that owns the use case: admin/ opens none, no method takes one half-done (*InTx)', () => {
+    const text = (file: string) => readFileSync(file, 'utf8');
+    const adminTransactions = files.filter((f) => moduleOf(f) === 'admin' && /\btransaction\w*\(|\bDataSource\b/.test(text(f)));
+    expect(adminTransactions.map((f) => relative(SRC, f))).toEqual([]);
+    const inTx = files.flatMap((f) => [...text(f).matchAll(/\b\w+InTx\b/g)].map((m) => `${relative(SRC, f)}: ${m[0]}`));
+    expect(inTx).toEqual([]);
+  });
+
+  it('keeps common/ free of the product', () => {
+    const outside = files
+      .filter((f) => moduleOf(f) === 'common')
+      .flatMap((f) => graph.get(f)!.filter((t) => moduleOf(t) !== 'common').map((t) => `${relative(SRC, f)} -> ${relative(SRC, t)}`));
+    expect(outside).toEqual([]);
+  });
 });

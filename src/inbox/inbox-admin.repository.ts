@@ -1,0 +1,187 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { microsExpr, Page, PageRequest, SqlWhere, toPage } from '../common/pagination';
+import {
+  ADMIN_BACKLOG,
+  ADMIN_LOCK,
+  ADMIN_QUARANTINE,
+  ADMIN_REPLAY,
+  ADMIN_STATS_ATTEMPTS,
+  ADMIN_STATS_BY_STATUS,
+  ADMIN_STATS_FAILURES,
+  ADMIN_STATS_LATENCY,
+  ADMIN_VIEW_COLUMNS,
+  adminReplayBatch,
+} from './inbox-admin.queries';
+import { IdentityRow } from './inbox.repository';
+import { InboxBacklog, InboxEventView, InboxFilter, InboxStats, InboxStatus, InboxStatusChange } from './inbox.types';
+
+/** The operators' `webhook_inbox` SQL: lists, repairs, backlog and stats (never on the worker's path). */
+@Injectable()
+export class InboxAdminRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async list(filter: InboxFilter, page: PageRequest): Promise<Page<InboxEventView>> {
+    const where = inboxFilterWhere(filter).before('received_at', page.after);
+    const limit = where.param(page.limit + 1);
+    const rows: AdminRow[] = await this.dataSource.query(
+      `SELECT ${ADMIN_VIEW_COLUMNS}, ${microsExpr('received_at')} AS page_at_us
+         FROM webhook_inbox ${where.sql()} ORDER BY received_at DESC, id DESC LIMIT ${limit}`,
+      where.params,
+    );
+    return toPage(rows, page.limit, (r) => toView(r, false));
+  }
+
+  async get(id: string, withPayload: boolean): Promise<InboxEventView | undefined> {
+    const rows: AdminRow[] = await this.dataSource.query(
+      `SELECT ${ADMIN_VIEW_COLUMNS}${withPayload ? ', payload' : ''} FROM webhook_inbox WHERE id = $1`,
+      [id],
+    );
+    return rows[0] && toView(rows[0], withPayload);
+  }
+
+  /** Locks the row for an admin change in `tx`; undefined when it does not exist. */
+  async lock(tx: EntityManager, id: string): Promise<{ status: InboxStatus; payloadPurged: boolean } | undefined> {
+    const rows: { status: InboxStatus; payload_purged: boolean }[] = await tx.query(ADMIN_LOCK, [id]);
+    return rows[0] && { status: rows[0].status, payloadPurged: rows[0].payload_purged };
+  }
+
+  async replay(tx: EntityManager, id: string, now: Date): Promise<void> {
+    await tx.query(ADMIN_REPLAY, [id, now]);
+  }
+
+  async quarantine(tx: EntityManager, id: string, now: Date): Promise<void> {
+    await tx.query(ADMIN_QUARANTINE, [id, now]);
+  }
+
+  async count(filter: InboxFilter, statuses: InboxStatus[]): Promise<number> {
+    const where = inboxFilterWhere(filter).add('status = ANY(?::text[])', statuses).add('payload IS NOT NULL');
+    const rows: { n: number }[] = await this.dataSource.query(
+      `SELECT count(*)::int AS n FROM webhook_inbox ${where.sql()}`,
+      where.params,
+    );
+    return rows[0].n;
+  }
+
+  /** Ids matching the filter after `afterId` up to `maxId`, ascending (read without locks). */
+  async matchingIds(filter: InboxFilter, statuses: InboxStatus[], afterId: string, maxId: string, limit: number): Promise<string[]> {
+    const where = inboxFilterWhere(filter)
+      .add('status = ANY(?::text[])', statuses)
+      .add('payload IS NOT NULL')
+      .add('id > ?::bigint AND id <= ?::bigint', afterId, maxId);
+    const n = where.param(limit);
+    const rows: { id: string }[] = await this.dataSource.query(
+      `SELECT id FROM webhook_inbox ${where.sql()} ORDER BY id LIMIT ${n}`,
+      where.params,
+    );
+    return rows.map((r) => String(r.id));
+  }
+
+  async maxId(): Promise<string> {
+    const rows: { max: string | null }[] = await this.dataSource.query('SELECT max(id)::text AS max FROM webhook_inbox');
+    return rows[0].max ?? '0';
+  }
+
+  /** Replays the given ids in `tx` where they still match; returns what changed. */
+  async replayIds(tx: EntityManager, filter: InboxFilter, statuses: InboxStatus[], ids: string[], now: Date): Promise<InboxStatusChange[]> {
+    const where = inboxFilterWhere(filter).add('status = ANY(?::text[])', statuses);
+    const idsParam = where.param(ids);
+    const nowParam = where.param(now);
+    const [rows]: [{ id: string; before: InboxStatus }[], number] = await tx.query(
+      adminReplayBatch(where.sql(), idsParam, nowParam),
+      where.params,
+    );
+    return rows.map((r) => ({ id: String(r.id), before: r.before, after: 'pending' as const }));
+  }
+
+  async backlog(): Promise<InboxBacklog> {
+    const rows: { status: string; n: number; oldest: Date | null }[] = await this.dataSource.query(ADMIN_BACKLOG);
+    const by = new Map(rows.map((r) => [r.status, r]));
+    return {
+      pending: by.get('pending')?.n ?? 0,
+      processing: by.get('processing')?.n ?? 0,
+      quarantined: by.get('quarantined')?.n ?? 0,
+      oldestPendingReceivedAt: by.get('pending')?.oldest ?? null,
+    };
+  }
+
+  async stats(latencySince: Date): Promise<InboxStats> {
+    const [byStatus, backlog, attempts, failures, latency] = await Promise.all([
+      this.dataSource.query(ADMIN_STATS_BY_STATUS) as Promise<{ status: string; n: number }[]>,
+      this.backlog(),
+      this.dataSource.query(ADMIN_STATS_ATTEMPTS) as Promise<{ retrying: number; max_attempts: number }[]>,
+      this.dataSource.query(ADMIN_STATS_FAILURES) as Promise<{ provider: string; type: string; error: string; n: number }[]>,
+      this.dataSource.query(ADMIN_STATS_LATENCY, [latencySince]) as Promise<{ completed: number; p: number[] | null }[]>,
+    ]);
+    const p = latency[0].p;
+    return {
+      byStatus: Object.fromEntries(byStatus.map((r) => [r.status, r.n])),
+      oldestPendingReceivedAt: backlog.oldestPendingReceivedAt,
+      retrying: attempts[0].retrying,
+      maxAttempts: attempts[0].max_attempts,
+      recurringFailures: failures.map((f) => ({ provider: f.provider, type: f.type, error: f.error, count: f.n })),
+      latency: { completed: latency[0].completed, p50: p?.[0] ?? null, p95: p?.[1] ?? null, p99: p?.[2] ?? null },
+    };
+  }
+}
+
+interface AdminRow extends IdentityRow {
+  status: InboxStatus;
+  status_reason: string | null;
+  payload_sha256: string;
+  verified_with: string;
+  attempts: number;
+  next_attempt_at: Date;
+  locked_by: string | null;
+  locked_until: Date | null;
+  last_error: string | null;
+  received_at: Date;
+  completed_at: Date | null;
+  deliveries: number;
+  last_delivery_at: Date;
+  digest_conflicts: number;
+  payload_purged: boolean;
+  payload?: unknown;
+  page_at_us: string;
+}
+
+function inboxFilterWhere(f: InboxFilter): SqlWhere {
+  const w = new SqlWhere();
+  if (f.status) w.add('status = ?', f.status);
+  if (f.provider) w.add('provider = ?', f.provider);
+  if (f.type) w.add('event_type = ?', f.type);
+  if (f.tenant) w.add('tenant_id = ?', f.tenant);
+  if (f.endpoint) w.add('endpoint_id = ?', f.endpoint);
+  if (f.from) w.add('received_at >= ?', f.from);
+  if (f.to) w.add('received_at < ?', f.to);
+  return w;
+}
+
+function toView(r: AdminRow, withPayload: boolean): InboxEventView {
+  const view: InboxEventView = {
+    id: String(r.id),
+    sourceScope: r.source_scope,
+    eventId: r.event_id,
+    tenantId: r.tenant_id,
+    provider: r.provider,
+    endpointId: r.endpoint_id,
+    eventType: r.event_type,
+    status: r.status,
+    statusReason: r.status_reason,
+    payloadSha256: r.payload_sha256,
+    verifiedWith: r.verified_with,
+    attempts: r.attempts,
+    nextAttemptAt: r.next_attempt_at,
+    lockedBy: r.locked_by,
+    lockedUntil: r.locked_until,
+    lastError: r.last_error,
+    receivedAt: r.received_at,
+    completedAt: r.completed_at,
+    deliveries: r.deliveries,
+    lastDeliveryAt: r.last_delivery_at,
+    digestConflicts: r.digest_conflicts,
+    payloadPurged: r.payload_purged,
+  };
+  if (withPayload) view.payload = r.payload ?? null;
+  return view;
+}

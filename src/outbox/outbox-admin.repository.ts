@@ -1,0 +1,126 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { microsExpr, Page, PageRequest, SqlWhere, toPage } from '../common/pagination';
+import {
+  ADMIN_OUTBOX_BACKLOG,
+  ADMIN_OUTBOX_BY_STATUS,
+  ADMIN_OUTBOX_COLUMNS,
+  ADMIN_OUTBOX_FAILURES,
+  ADMIN_OUTBOX_LOCK,
+  ADMIN_OUTBOX_MARK_DELIVERED,
+  ADMIN_OUTBOX_REQUEUE,
+} from './outbox-admin.queries';
+import { OutboxBacklog, OutboxEntryView, OutboxFilter, OutboxStats, OutboxStatus } from './outbox.types';
+
+/** The operators' `outbox` SQL: lists, repairs, backlog and stats (never on the relay's path). */
+@Injectable()
+export class OutboxAdminRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async list(filter: OutboxFilter, page: PageRequest, withPayload: boolean): Promise<Page<OutboxEntryView>> {
+    const where = new SqlWhere();
+    if (filter.status) where.add('status = ?', filter.status);
+    if (filter.destination) where.add('destination = ?', filter.destination);
+    if (filter.tenant) where.add('tenant_id = ?', filter.tenant);
+    if (filter.from) where.add('created_at >= ?', filter.from);
+    if (filter.to) where.add('created_at < ?', filter.to);
+    where.before('created_at', page.after);
+    const limit = where.param(page.limit + 1);
+    const rows: AdminOutboxRow[] = await this.dataSource.query(
+      `SELECT ${ADMIN_OUTBOX_COLUMNS}${withPayload ? ', payload' : ''}, ${microsExpr('created_at')} AS page_at_us
+         FROM outbox ${where.sql()} ORDER BY created_at DESC, id DESC LIMIT ${limit}`,
+      where.params,
+    );
+    return toPage(rows, page.limit, (r) => toOutboxView(r, withPayload));
+  }
+
+  async get(id: string, withPayload: boolean): Promise<OutboxEntryView | undefined> {
+    const rows: AdminOutboxRow[] = await this.dataSource.query(
+      `SELECT ${ADMIN_OUTBOX_COLUMNS}${withPayload ? ', payload' : ''} FROM outbox WHERE id = $1`,
+      [id],
+    );
+    return rows[0] && toOutboxView(rows[0], withPayload);
+  }
+
+  async lock(tx: EntityManager, id: string): Promise<OutboxStatus | undefined> {
+    const rows: { status: OutboxStatus }[] = await tx.query(ADMIN_OUTBOX_LOCK, [id]);
+    return rows[0]?.status;
+  }
+
+  async requeue(tx: EntityManager, id: string, now: Date): Promise<void> {
+    await tx.query(ADMIN_OUTBOX_REQUEUE, [id, now]);
+  }
+
+  async markDelivered(tx: EntityManager, id: string, now: Date): Promise<void> {
+    await tx.query(ADMIN_OUTBOX_MARK_DELIVERED, [id, now]);
+  }
+
+  async backlog(): Promise<OutboxBacklog> {
+    const rows: { status: string; n: number; oldest: Date | null }[] = await this.dataSource.query(ADMIN_OUTBOX_BACKLOG);
+    const by = new Map(rows.map((r) => [r.status, r]));
+    return {
+      pending: by.get('pending')?.n ?? 0,
+      delivering: by.get('delivering')?.n ?? 0,
+      unresolved: by.get('unresolved')?.n ?? 0,
+      dead: by.get('dead')?.n ?? 0,
+      oldestPendingCreatedAt: by.get('pending')?.oldest ?? null,
+    };
+  }
+
+  async stats(): Promise<OutboxStats> {
+    const [byStatus, backlog, failures] = await Promise.all([
+      this.dataSource.query(ADMIN_OUTBOX_BY_STATUS) as Promise<{ status: string; n: number }[]>,
+      this.backlog(),
+      this.dataSource.query(ADMIN_OUTBOX_FAILURES) as Promise<{ destination: string; type: string; error: string; n: number }[]>,
+    ]);
+    return {
+      byStatus: Object.fromEntries(byStatus.map((r) => [r.status, r.n])),
+      oldestPendingCreatedAt: backlog.oldestPendingCreatedAt,
+      recurringFailures: failures.map((f) => ({ destination: f.destination, type: f.type, error: f.error, count: f.n })),
+    };
+  }
+}
+
+interface AdminOutboxRow {
+  id: string;
+  operation_key: string;
+  destination: string;
+  operation_type: string;
+  tenant_id: string;
+  status: OutboxStatus;
+  attempts: number;
+  next_attempt_at: Date;
+  locked_by: string | null;
+  locked_until: Date | null;
+  last_error: string | null;
+  last_status_code: number | null;
+  outcome_unknown: boolean;
+  source_event_id: string | null;
+  created_at: Date;
+  delivered_at: Date | null;
+  payload?: unknown;
+  page_at_us: string;
+}
+
+function toOutboxView(r: AdminOutboxRow, withPayload: boolean): OutboxEntryView {
+  const view: OutboxEntryView = {
+    id: String(r.id),
+    operationKey: r.operation_key,
+    destination: r.destination,
+    operationType: r.operation_type,
+    tenantId: r.tenant_id,
+    status: r.status,
+    attempts: r.attempts,
+    nextAttemptAt: r.next_attempt_at,
+    lockedBy: r.locked_by,
+    lockedUntil: r.locked_until,
+    lastError: r.last_error,
+    lastStatusCode: r.last_status_code,
+    outcomeUnknown: r.outcome_unknown,
+    sourceEventId: r.source_event_id === null ? null : String(r.source_event_id),
+    createdAt: r.created_at,
+    deliveredAt: r.delivered_at,
+  };
+  if (withPayload) view.payload = r.payload;
+  return view;
+}

@@ -1,0 +1,101 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { Actor, AuditService } from '../audit/audit.service';
+import { Clock } from '../common/clock';
+import { ConflictError, NotFoundError } from '../common/errors';
+import { Page, PageRequest } from '../common/pagination';
+import { afterCommit, transactionWithAfterCommit } from '../database/after-commit';
+import { PgNotifications } from '../database/pg-notifications';
+import { OutboxAdminRepository } from './outbox-admin.repository';
+import { OUTBOX_CHANNEL } from './outbox-writer';
+import { OutboxBacklog, OutboxEntryView, OutboxFilter, OutboxStats, OutboxStatus, OutboxStatusChange } from './outbox.types';
+
+/**
+ * The operators' use cases on the outbox. Each repair is one transaction: lock the
+ * entry, check the rule, change it, write the audit row; the relays are woken
+ * only once it has committed.
+ */
+@Injectable()
+export class OutboxAdminService {
+  private readonly logger = new Logger(OutboxAdminService.name);
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly repository: OutboxAdminRepository,
+    private readonly audit: AuditService,
+    private readonly notifications: PgNotifications,
+    private readonly clock: Clock,
+  ) {}
+
+  list(filter: OutboxFilter, page: PageRequest, withPayload: boolean): Promise<Page<OutboxEntryView>> {
+    return this.repository.list(filter, page, withPayload);
+  }
+
+  get(id: string, withPayload: boolean): Promise<OutboxEntryView | undefined> {
+    return this.repository.get(id, withPayload);
+  }
+
+  /** A dead or unresolved entry goes back to pending under the same operation key. */
+  retry(who: Actor, id: string, reason: string): Promise<OutboxStatusChange & { auditId: string }> {
+    return transactionWithAfterCommit(this.dataSource, async (tx) => {
+      const status = await this.lock(tx, id);
+      if (status !== 'dead' && status !== 'unresolved') {
+        throw new ConflictError('not_retryable', `an entry in status ${status} cannot be retried`);
+      }
+      await this.repository.requeue(tx, id, this.clock.now());
+      const change: OutboxStatusChange = { id, before: status, after: 'pending' };
+      const auditId = await this.audit.record(tx, who, {
+        action: 'outbox.retry',
+        target: `outbox:${id}`,
+        reason,
+        beforeStatus: change.before,
+        afterStatus: change.after,
+      });
+      afterCommit(tx, () => this.wakeRelays());
+      this.logger.log({ outboxId: id, actor: who.name, before: change.before }, 'outbox entry re-queued');
+      return { ...change, auditId };
+    });
+  }
+
+  /** An operator's decision on an unresolved entry: it was applied (delivered), or send it again (retry). */
+  resolve(who: Actor, id: string, outcome: 'delivered' | 'retry', reason: string): Promise<OutboxStatusChange & { auditId: string }> {
+    return transactionWithAfterCommit(this.dataSource, async (tx) => {
+      const status = await this.lock(tx, id);
+      if (status !== 'unresolved') throw new ConflictError('not_unresolved', `an entry in status ${status} needs no resolution`);
+      const now = this.clock.now();
+      if (outcome === 'delivered') await this.repository.markDelivered(tx, id, now);
+      else await this.repository.requeue(tx, id, now);
+      const change: OutboxStatusChange = { id, before: status, after: outcome === 'delivered' ? 'delivered' : 'pending' };
+      const auditId = await this.audit.record(tx, who, {
+        action: 'outbox.resolve',
+        target: `outbox:${id}`,
+        reason,
+        beforeStatus: change.before,
+        afterStatus: change.after,
+        details: { outcome },
+      });
+      if (outcome === 'retry') afterCommit(tx, () => this.wakeRelays());
+      this.logger.log({ outboxId: id, actor: who.name, outcome }, 'unresolved outbox entry resolved');
+      return { ...change, auditId };
+    });
+  }
+
+  backlog(): Promise<OutboxBacklog> {
+    return this.repository.backlog();
+  }
+
+  stats(): Promise<OutboxStats> {
+    return this.repository.stats();
+  }
+
+  private async lock(tx: EntityManager, id: string): Promise<OutboxStatus> {
+    const status = await this.repository.lock(tx, id);
+    if (!status) throw new NotFoundError('outbox_entry_not_found', 'no outbox entry with this id');
+    return status;
+  }
+
+  /** Throttled and best effort: a missed wake only waits for the next poll. */
+  private wakeRelays(): void {
+    this.notifications.notify(OUTBOX_CHANNEL);
+  }
+}

@@ -1,0 +1,51 @@
+export type OutboxStatus = 'pending' | 'delivering' | 'delivered' | 'unresolved' | 'dead';
+
+// ---- Operator reads and repairs (OutboxAdminService) ----
+
+export interface OutboxFilter {
+  status?: OutboxStatus;
+  destination?: string;
+  tenant?: string;
+  from?: Date;
+  to?: Date;
+}
+
+export interface OutboxEntryView {
+  id: string;
+  operationKey: string;
+  destination: string;
+  operationType: string;
+  tenantId: string;
+  status: OutboxStatus;
+  attempts: number;
+  nextAttemptAt: Date;
+  lockedBy: string | null;
+  lockedUntil: Date | null;
+  lastError: string | null;
+  lastStatusCode: number | null;
+  outcomeUnknown: boolean;
+  sourceEventId: string | null;
+  createdAt: Date;
+  deliveredAt: Date | null;
+  payload?: unknown;
+}
+
+export interface OutboxBacklog {
+  pending: number;
+  delivering: number;
+  unresolved: number;
+  dead: number;
+  oldestPendingCreatedAt: Date | null;
+}
+
+export interface OutboxStats {
+  byStatus: Record<string, number>;
+  oldestPendingCreatedAt: Date | null;
+  recurringFailures: { destination: string; type: string; error: string; count: number }[];
+}
+
+export interface OutboxStatusChange {
+  id: string;
+  before: OutboxStatus;
+  after: OutboxStatus;
+}
