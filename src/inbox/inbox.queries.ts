@@ -34,6 +34,17 @@ const EVENT_COLUMNS = `i.id, i.source_scope, i.event_id, i.tenant_id, i.provider
   i.payload, i.attempts, i.received_at`;
 
 /**
+ * The attempt history (webhook_inbox_attempts) is written by the statement that
+ * records the outcome, as one more CTE: no extra round trip, and it commits or
+ * rolls back with the outcome itself. A lost lease is written by the claim that
+ * takes the event over, in the name of the lease that expired.
+ */
+const HISTORY_OF_EXPIRED = `lost AS (
+    INSERT INTO webhook_inbox_attempts (inbox_id, attempt, at, lease, outcome, error)
+    SELECT c.id, c.attempts, $1, e.locked_by, 'lease_expired', 'lease_expired' FROM expired e JOIN claimed c ON c.id = e.id
+  )`;
+
+/**
  * Claims up to $3 due pending rows (index webhook_inbox_due) and up to $3 rows
  * whose lease expired (index webhook_inbox_leased) for worker $2 until $1 + $4 ms.
  * SKIP LOCKED lets any number of instances claim side by side. A reclaimed lease
@@ -50,20 +61,22 @@ export const CLAIM = `
      LIMIT $3
        FOR UPDATE SKIP LOCKED
   ), expired AS (
-    SELECT id FROM webhook_inbox
+    SELECT id, locked_by FROM webhook_inbox
      WHERE status = 'processing' AND locked_until < $1
      ORDER BY locked_until
      LIMIT $3
        FOR UPDATE SKIP LOCKED
-  )
-  UPDATE webhook_inbox i
-     SET status = 'processing',
-         locked_by = $2,
-         locked_until = $1::timestamptz + $4 * interval '1 millisecond',
-         attempts = i.attempts + (i.status = 'processing')::int,
-         last_error = CASE WHEN i.status = 'processing' THEN 'lease_expired' ELSE i.last_error END
-   WHERE i.id IN (SELECT id FROM (SELECT id FROM due UNION ALL SELECT id FROM expired) AS picked LIMIT $3)
-  RETURNING ${EVENT_COLUMNS}`;
+  ), claimed AS (
+    UPDATE webhook_inbox i
+       SET status = 'processing',
+           locked_by = $2,
+           locked_until = $1::timestamptz + $4 * interval '1 millisecond',
+           attempts = i.attempts + (i.status = 'processing')::int,
+           last_error = CASE WHEN i.status = 'processing' THEN 'lease_expired' ELSE i.last_error END
+     WHERE i.id IN (SELECT id FROM (SELECT id FROM due UNION ALL SELECT id FROM expired) AS picked LIMIT $3)
+    RETURNING ${EVENT_COLUMNS}
+  ), ${HISTORY_OF_EXPIRED}
+  SELECT * FROM claimed`;
 
 /**
  * Fenced completion of many events at once: only rows still held by claim $5
@@ -74,37 +87,57 @@ export const CLAIM = `
  * of looking up the batch's ids: that doubled the statement's cost in a drain.
  */
 export const FINISH_MANY = `
-  UPDATE webhook_inbox i
-     SET status = v.status, status_reason = v.reason, completed_at = $4, locked_by = NULL, locked_until = NULL
-    FROM unnest($1::bigint[], $2::text[], $3::text[]) AS v(id, status, reason)
-   WHERE i.id = v.id AND i.locked_by = $5
-  RETURNING i.id`;
+  WITH finished AS (
+    UPDATE webhook_inbox i
+       SET status = v.status, status_reason = v.reason, completed_at = $4, locked_by = NULL, locked_until = NULL
+      FROM unnest($1::bigint[], $2::text[], $3::text[]) AS v(id, status, reason)
+     WHERE i.id = v.id AND i.locked_by = $5
+    RETURNING i.id, i.attempts, v.status, v.reason
+  ), history AS (
+    INSERT INTO webhook_inbox_attempts (inbox_id, attempt, at, lease, outcome, reason)
+    SELECT id, attempts + 1, $4, $5, status, reason FROM finished
+  )
+  SELECT id FROM finished`;
 
 /**
  * Fenced completion: changes the row only while claim $2 still holds the lease.
  * Zero rows means the lease was lost and the caller must roll back.
  */
 export const FINISH = `
-  UPDATE webhook_inbox
-     SET status = $3, status_reason = $4, completed_at = $5, locked_by = NULL, locked_until = NULL
-   WHERE id = $1 AND locked_by = $2 AND status = 'processing'`;
+  WITH finished AS (
+    UPDATE webhook_inbox
+       SET status = $3, status_reason = $4, completed_at = $5, locked_by = NULL, locked_until = NULL
+     WHERE id = $1 AND locked_by = $2 AND status = 'processing'
+    RETURNING id, attempts
+  ), history AS (
+    INSERT INTO webhook_inbox_attempts (inbox_id, attempt, at, lease, outcome, reason)
+    SELECT id, attempts + 1, $5, $2, $3, $4 FROM finished
+  )
+  SELECT id FROM finished`;
 
 /**
  * Records a failed attempt (fenced like FINISH): back to pending at $4, or
  * quarantined once the attempts reach $5.
  */
 export const RECORD_FAILURE = `
-  UPDATE webhook_inbox
-     SET attempts = attempts + 1,
-         last_error = $3,
-         status = CASE WHEN attempts + 1 >= $5 THEN 'quarantined' ELSE 'pending' END,
-         status_reason = CASE WHEN attempts + 1 >= $5 THEN 'max_attempts' END,
-         completed_at = CASE WHEN attempts + 1 >= $5 THEN $6::timestamptz END,
-         next_attempt_at = $4,
-         locked_by = NULL,
-         locked_until = NULL
-   WHERE id = $1 AND locked_by = $2 AND status = 'processing'
-  RETURNING status, attempts`;
+  WITH failed AS (
+    UPDATE webhook_inbox
+       SET attempts = attempts + 1,
+           last_error = $3,
+           status = CASE WHEN attempts + 1 >= $5 THEN 'quarantined' ELSE 'pending' END,
+           status_reason = CASE WHEN attempts + 1 >= $5 THEN 'max_attempts' END,
+           completed_at = CASE WHEN attempts + 1 >= $5 THEN $6::timestamptz END,
+           next_attempt_at = $4,
+           locked_by = NULL,
+           locked_until = NULL
+     WHERE id = $1 AND locked_by = $2 AND status = 'processing'
+    RETURNING id, status, status_reason, attempts
+  ), history AS (
+    INSERT INTO webhook_inbox_attempts (inbox_id, attempt, at, lease, outcome, reason, error)
+    SELECT id, attempts, $6, $2, CASE WHEN status = 'quarantined' THEN 'quarantined' ELSE 'retry' END, status_reason, $3
+      FROM failed
+  )
+  SELECT status, attempts FROM failed`;
 
 // ---- Retention (maintenance role). Each is one bounded autocommit batch. ----
 
@@ -127,12 +160,19 @@ export const PURGE_PAYLOADS = `
 /**
  * Deletes up to $2 settled identities (done, ignored) received before $1, oldest
  * first (index webhook_inbox_received). Never pending or processing (work still to
- * do) nor quarantined (an operator's decision is still open).
+ * do) nor quarantined (an operator's decision is still open). The identity's
+ * attempt history goes with it.
  */
 export const DELETE_IDENTITIES = `
-  DELETE FROM webhook_inbox
-   WHERE id IN (SELECT id FROM webhook_inbox
-                 WHERE received_at < $1 AND status IN ('done', 'ignored')
-                 ORDER BY received_at, id
-                 LIMIT $2
-                   FOR UPDATE SKIP LOCKED)`;
+  WITH gone AS (
+    DELETE FROM webhook_inbox
+     WHERE id IN (SELECT id FROM webhook_inbox
+                   WHERE received_at < $1 AND status IN ('done', 'ignored')
+                   ORDER BY received_at, id
+                   LIMIT $2
+                     FOR UPDATE SKIP LOCKED)
+    RETURNING id
+  ), history AS (
+    DELETE FROM webhook_inbox_attempts WHERE inbox_id IN (SELECT id FROM gone)
+  )
+  SELECT count(*)::int AS n FROM gone`;

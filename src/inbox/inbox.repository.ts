@@ -107,8 +107,8 @@ export class InboxRepository {
     reason: string | null,
     now: Date,
   ): Promise<boolean> {
-    const [, count]: [unknown, number] = await tx.query(FINISH, [id, lease, status, reason, now]);
-    return count === 1;
+    const rows: { id: string }[] = await tx.query(FINISH, [id, lease, status, reason, now]);
+    return rows.length === 1;
   }
 
   /** Fenced completion of a batch in `tx`; resolves with the ids still held (fewer: the caller rolls back). */
@@ -137,7 +137,7 @@ export class InboxRepository {
     maxAttempts: number,
     now: Date,
   ): Promise<{ status: InboxStatus; attempts: number } | undefined> {
-    const [rows]: [{ status: InboxStatus; attempts: number }[], number] = await this.dataSource.query(RECORD_FAILURE, [
+    const rows: { status: InboxStatus; attempts: number }[] = await this.dataSource.query(RECORD_FAILURE, [
       id,
       lease,
       error,
@@ -158,8 +158,8 @@ export class InboxRepository {
 
   /** Deletes up to `limit` settled identities received before `before`; returns how many. */
   async deleteIdentities(before: Date, limit: number): Promise<number> {
-    const [, count]: [unknown, number] = await this.dataSource.query(DELETE_IDENTITIES, [before, limit]);
-    return count;
+    const rows: { n: number }[] = await this.dataSource.query(DELETE_IDENTITIES, [before, limit]);
+    return rows[0].n;
   }
 }
 

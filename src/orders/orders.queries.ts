@@ -25,18 +25,31 @@ export const LOCK_ORDERS = `
 /**
  * The conditional transitions: each bound to tenant, order, payment id (NULL
  * binds it), amount, currency and the expected status. Fewer rows than asked:
- * an order is not what the decision assumed.
+ * an order is not what the decision assumed (and the caller rolls back).
+ * The same statement appends each event's step ($8..$12) to order_transitions,
+ * the order's history that the event timeline reads: no extra round trip.
  */
 export const TRANSITION_ORDERS = `
-  UPDATE orders o
-     SET status = v.to_status,
-         provider_payment_id = COALESCE(o.provider_payment_id, v.payment_id),
-         updated_at = now()
-    FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[])
-         AS v(tenant_id, id, payment_id, total_minor, currency, from_status, to_status)
-   WHERE o.tenant_id = v.tenant_id AND o.id = v.id
-     AND (o.provider_payment_id IS NULL OR o.provider_payment_id = v.payment_id)
-     AND o.total_minor = v.total_minor AND o.currency = v.currency AND o.status = v.from_status`;
+  WITH moved AS (
+    UPDATE orders o
+       SET status = v.to_status,
+           provider_payment_id = COALESCE(o.provider_payment_id, v.payment_id),
+           updated_at = now()
+      FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[])
+           AS v(tenant_id, id, payment_id, total_minor, currency, from_status, to_status)
+     WHERE o.tenant_id = v.tenant_id AND o.id = v.id
+       AND (o.provider_payment_id IS NULL OR o.provider_payment_id = v.payment_id)
+       AND o.total_minor = v.total_minor AND o.currency = v.currency AND o.status = v.from_status
+    RETURNING 1
+  ), steps AS (
+    INSERT INTO order_transitions (tenant_id, order_id, inbox_id, from_status, to_status, at)
+    SELECT *, now() FROM unnest($8::text[], $9::text[], $10::bigint[], $11::text[], $12::text[])
+  )
+  SELECT count(*)::int AS n FROM moved`;
+
+/** The order history an inbox event wrote (index order_transitions_inbox). */
+export const TRANSITIONS_BY_EVENT = `
+  SELECT tenant_id, order_id, from_status, to_status, at FROM order_transitions WHERE inbox_id = $1 ORDER BY at`;
 
 export const RECORD_PAYMENT_ERRORS = `
   UPDATE orders o

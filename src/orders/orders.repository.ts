@@ -30,6 +30,15 @@ export interface TransitionRequest {
   to: OrderStatus;
 }
 
+/** One event's move of an order, for the order's history (several may make up one TransitionRequest). */
+export interface TransitionStep {
+  tenantId: string;
+  orderId: string;
+  inboxId: string;
+  from: OrderStatus;
+  to: OrderStatus;
+}
+
 /** The only owner of `orders` SQL. */
 @Injectable()
 export class OrdersRepository {
@@ -59,10 +68,13 @@ export class OrdersRepository {
     return new Map(rows.map((r) => [orderKey(r.tenant_id, r.id), toOrder(r)]));
   }
 
-  /** Applies every transition (at most one per order); resolves with how many matched their conditions. */
-  async transitionMany(tx: EntityManager, transitions: TransitionRequest[]): Promise<number> {
+  /**
+   * Applies every transition (at most one per order) and records each event's step in
+   * the order's history; resolves with how many transitions matched their conditions.
+   */
+  async transitionMany(tx: EntityManager, transitions: TransitionRequest[], steps: TransitionStep[]): Promise<number> {
     try {
-      const { rowCount } = await queryPreparedIn(tx, 'orders_transition', TRANSITION_ORDERS, [
+      const { rows } = await queryPreparedIn<{ n: number }>(tx, 'orders_transition', TRANSITION_ORDERS, [
         transitions.map((t) => t.tenantId),
         transitions.map((t) => t.orderId),
         transitions.map((t) => t.paymentId),
@@ -70,8 +82,13 @@ export class OrdersRepository {
         transitions.map((t) => t.currency),
         transitions.map((t) => t.from),
         transitions.map((t) => t.to),
+        steps.map((t) => t.tenantId),
+        steps.map((t) => t.orderId),
+        steps.map((t) => t.inboxId),
+        steps.map((t) => t.from),
+        steps.map((t) => t.to),
       ]);
-      return rowCount;
+      return rows[0].n;
     } catch (error) {
       // Another order of the tenant holds this payment id: no retry can change that. In a
       // batch the whole call fails, and each event alone then finds its own outcome.

@@ -7,7 +7,7 @@ import { OutboxWrite, OutboxWriter } from '../outbox/outbox-writer';
 import { isUniqueViolation } from '../common/database-errors';
 import { decide, PaymentFacts } from './domain/order-state-machine';
 import { effectsOf } from './order-effects';
-import { orderKey, OrdersRepository, TransitionRequest } from './orders.repository';
+import { orderKey, OrdersRepository, TransitionRequest, TransitionStep } from './orders.repository';
 import { CreateOrder, Order } from './orders.types';
 
 export interface PaymentEvent {
@@ -83,6 +83,7 @@ export class OrdersService {
   async applyPayments(tx: EntityManager, events: PaymentEvent[]): Promise<(HandlerOutcome | Error)[]> {
     const orders = await this.repository.lockMany(tx, events);
     const transitions = new Map<string, TransitionRequest>();
+    const steps: TransitionStep[] = [];
     const paymentErrors = new Map<string, { tenantId: string; orderId: string; error: string }>();
     const effects: OutboxWrite[] = [];
     const results = events.map((e): HandlerOutcome | Error => {
@@ -113,6 +114,7 @@ export class OrdersService {
           const from = transitions.get(key)?.from ?? decision.from;
           const { paymentId, amountMinor } = e.facts;
           transitions.set(key, { tenantId: e.tenantId, orderId: e.orderId, paymentId, amountMinor, currency: order.currency, from, to: decision.to });
+          steps.push({ tenantId: e.tenantId, orderId: e.orderId, inboxId: e.sourceEventId, from: decision.from, to: decision.to });
           const entries = effectsOf(moved, decision.to, { paymentId, occurredAt: e.occurredAt, sourceEventId: e.sourceEventId });
           effects.push(...entries);
           this.logger.log(logFields(e, { from: decision.from, to: decision.to, operationKeys: entries.map((x) => x.operationKey) }), 'order transitioned');
@@ -123,7 +125,7 @@ export class OrdersService {
 
     // Errors first: their condition (still awaiting payment) holds for the orders as locked.
     if (paymentErrors.size > 0) await this.repository.recordPaymentErrors(tx, [...paymentErrors.values()]);
-    if (transitions.size > 0 && (await this.repository.transitionMany(tx, [...transitions.values()])) !== transitions.size) {
+    if (transitions.size > 0 && (await this.repository.transitionMany(tx, [...transitions.values()], steps)) !== transitions.size) {
       // The rows are locked and were just checked, so this means a bug or a writer
       // outside the lock: roll everything back and retry rather than guess.
       throw new TransientError('order_changed_concurrently');

@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
 import { RelayMetrics } from './relay.metrics';
-import { DeliveryResult, Destination, OutboxEntry } from './destinations/destination';
+import { DeliveryResult, Destination, OperationOutcome, OutboxEntry } from './destinations/destination';
 import { DestinationRegistry } from './destinations/destination.registry';
 import { OutboxOutcome, OutboxRepository } from './outbox.repository';
 import { retryDelayMs } from './retry-policy';
@@ -17,6 +17,9 @@ export const RELAY_FAULT_HOOK = Symbol('RELAY_FAULT_HOOK');
 export interface RelayFaultHook {
   afterDeliveries?(entries: OutboxEntry[]): void | Promise<void>;
 }
+
+/** What an attempt's history records beyond its outcome. */
+type AttemptFacts = Pick<OutboxOutcome, 'durationMs' | 'outcomeQuery' | 'retryAfterMs'>;
 
 /** Caps requests in flight per destination. */
 class Semaphore {
@@ -97,15 +100,17 @@ export class OutboxRelay {
       return this.outcome(entry, { kind: 'retry', error: `no destination "${entry.destination}"`, outcomeUnknown: false });
     }
     const limit = this.limit(entry.destination, destination);
+    const facts: AttemptFacts = {};
     try {
       const result = await limit.run(async () =>
-        this.clock.now().getTime() > sendBy ? undefined : this.resolveThenDeliver(entry, destination),
+        this.clock.now().getTime() > sendBy ? undefined : this.resolveThenDeliver(entry, destination, facts),
       );
       if (!result) return this.deferred(entry);
-      return this.outcome(entry, result);
+      return Object.assign(this.outcome(entry, result), facts);
     } catch (error) {
       // A destination bug must not stall the batch; the entry stays uncertain.
-      return this.outcome(entry, { kind: 'retry', error: `destination error: ${(error as Error).message}`, outcomeUnknown: true });
+      const result = { kind: 'retry' as const, error: `destination error: ${(error as Error).message}`, outcomeUnknown: true };
+      return Object.assign(this.outcome(entry, result), facts);
     }
   }
 
@@ -115,21 +120,29 @@ export class OutboxRelay {
    * cannot tell -> retry later. Destinations without a query get a resend
    * under the same key and dedupe it themselves.
    */
-  private async resolveThenDeliver(entry: OutboxEntry, destination: Destination): Promise<DeliveryResult> {
-    const lastChance = entry.attempts > this.config.relay.maxAttempts;
-    if (entry.outcomeUnknown && destination.queryOutcome) {
-      let known;
-      try {
-        known = await destination.queryOutcome(entry.operationKey, { signal: AbortSignal.timeout(this.config.relay.timeoutMs) });
-      } catch (error) {
-        known = 'unknown' as const;
+  private async resolveThenDeliver(entry: OutboxEntry, destination: Destination, facts: AttemptFacts): Promise<DeliveryResult> {
+    const started = performance.now();
+    try {
+      const lastChance = entry.attempts > this.config.relay.maxAttempts;
+      if (entry.outcomeUnknown && destination.queryOutcome) {
+        let known: OperationOutcome;
+        try {
+          known = await destination.queryOutcome(entry.operationKey, { signal: AbortSignal.timeout(this.config.relay.timeoutMs) });
+        } catch (error) {
+          known = 'unknown';
+        }
+        facts.outcomeQuery = known;
+        if (known === 'applied') return { kind: 'delivered' };
+        if (known === 'unknown') return { kind: 'retry', error: 'outcome query failed', outcomeUnknown: true };
       }
-      if (known === 'applied') return { kind: 'delivered' };
-      if (known === 'unknown') return { kind: 'retry', error: 'outcome query failed', outcomeUnknown: true };
+      // A crashed relay used up the last attempt: do not send past the limit.
+      if (lastChance) return { kind: 'retry', error: 'attempt limit reached', outcomeUnknown: entry.outcomeUnknown };
+      const result = await destination.deliver(entry, { signal: AbortSignal.timeout(this.config.relay.timeoutMs) });
+      if (result.kind === 'retry' && result.retryAfterMs !== undefined) facts.retryAfterMs = result.retryAfterMs;
+      return result;
+    } finally {
+      facts.durationMs = performance.now() - started;
     }
-    // A crashed relay used up the last attempt: do not send past the limit.
-    if (lastChance) return { kind: 'retry', error: 'attempt limit reached', outcomeUnknown: entry.outcomeUnknown };
-    return destination.deliver(entry, { signal: AbortSignal.timeout(this.config.relay.timeoutMs) });
   }
 
   /** Not sent: due again at once, and the claim's attempt does not count. */

@@ -39,6 +39,19 @@ export const CLAIM_OUTBOX = `
             o.attempts, o.outcome_unknown`;
 
 /**
+ * The attempt history (outbox_attempts), written by the statement that records
+ * the outcome as one more CTE: no extra round trip, and only for attempts the
+ * fence let through. A deferred entry was not sent, so it has no attempt.
+ */
+const HISTORY_OF_RECORDED = `history AS (
+    INSERT INTO outbox_attempts
+      (outbox_id, attempt, at, lease, outcome, status_code, duration_ms, outcome_query, retry_after_ms, error)
+    SELECT id, attempts, $9, $8, CASE status WHEN 'pending' THEN 'retry' ELSE status END,
+           status_code, duration_ms, outcome_query, retry_after_ms, CASE WHEN status <> 'delivered' THEN last_error END
+      FROM recorded WHERE NOT deferred
+  )`;
+
+/**
  * Records a batch of outcomes. Fenced per row by the lease: only the relay that
  * claimed this attempt ($8, same attempts) changes anything, so a relay that lost
  * its lease cannot confirm or bury an entry. As in the inbox's FINISH_MANY, the
@@ -46,22 +59,27 @@ export const CLAIM_OUTBOX = `
  * locked_by), and a status condition would steer the plan to outbox_leased.
  */
 export const RECORD_OUTCOMES = `
-  UPDATE outbox o
-     SET status = r.status,
-         attempts = o.attempts - r.deferred::int,
-         next_attempt_at = COALESCE(r.next_attempt_at, o.next_attempt_at),
-         last_error = r.last_error,
-         last_status_code = r.status_code,
-         outcome_unknown = r.outcome_unknown,
-         delivered_at = CASE WHEN r.status = 'delivered' THEN $9::timestamptz ELSE o.delivered_at END,
-         locked_by = NULL,
-         locked_until = NULL
-    FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::int[], $7::boolean[], $10::boolean[])
-      AS r(id, attempts, status, next_attempt_at, last_error, status_code, outcome_unknown, deferred)
-   WHERE o.id = r.id
-     AND o.locked_by = $8
-     AND o.attempts = r.attempts
-  RETURNING o.id`;
+  WITH recorded AS (
+    UPDATE outbox o
+       SET status = r.status,
+           attempts = o.attempts - r.deferred::int,
+           next_attempt_at = COALESCE(r.next_attempt_at, o.next_attempt_at),
+           last_error = r.last_error,
+           last_status_code = r.status_code,
+           outcome_unknown = r.outcome_unknown,
+           delivered_at = CASE WHEN r.status = 'delivered' THEN $9::timestamptz ELSE o.delivered_at END,
+           locked_by = NULL,
+           locked_until = NULL
+      FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::int[], $7::boolean[], $10::boolean[],
+                  $11::int[], $12::text[], $13::int[])
+        AS r(id, attempts, status, next_attempt_at, last_error, status_code, outcome_unknown, deferred,
+             duration_ms, outcome_query, retry_after_ms)
+     WHERE o.id = r.id
+       AND o.locked_by = $8
+       AND o.attempts = r.attempts
+    RETURNING o.id, r.attempts, r.status, r.status_code, r.duration_ms, r.outcome_query, r.retry_after_ms, r.last_error, r.deferred
+  ), ${HISTORY_OF_RECORDED}
+  SELECT id FROM recorded`;
 
 /**
  * The writer's insert, run in the caller's transaction. The operation key is the
@@ -85,11 +103,18 @@ export const INSERT_OUTBOX = `
  * outbox_created index drive the scan, so the relay's writes pay for no extra index.
  * Never pending, delivering, unresolved or dead: those are still someone's work.
  * The order's status, not this row, keeps a later event from repeating the effect.
+ * The entry's attempt history goes with it.
  */
 export const PRUNE_DELIVERED = `
-  DELETE FROM outbox
-   WHERE id IN (SELECT id FROM outbox
-                 WHERE created_at < $1 AND status = 'delivered' AND delivered_at < $1
-                 ORDER BY created_at, id
-                 LIMIT $2
-                   FOR UPDATE SKIP LOCKED)`;
+  WITH gone AS (
+    DELETE FROM outbox
+     WHERE id IN (SELECT id FROM outbox
+                   WHERE created_at < $1 AND status = 'delivered' AND delivered_at < $1
+                   ORDER BY created_at, id
+                   LIMIT $2
+                     FOR UPDATE SKIP LOCKED)
+    RETURNING id
+  ), history AS (
+    DELETE FROM outbox_attempts WHERE outbox_id IN (SELECT id FROM gone)
+  )
+  SELECT count(*)::int AS n FROM gone`;

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { OutboxEntry } from './destinations/destination';
+import { OperationOutcome, OutboxEntry } from './destinations/destination';
 import { CLAIM_OUTBOX, PRUNE_DELIVERED, RECORD_OUTCOMES } from './outbox.queries';
 import { queryPrepared } from '../database/prepared-statement';
 import { OutboxStatus } from './outbox.types';
@@ -17,6 +17,12 @@ export interface OutboxOutcome {
   outcomeUnknown: boolean;
   /** Not sent this round (the lease ran short): the claim's attempt is given back. */
   deferred?: boolean;
+  /** For the attempt history: how long the outcome query and the request took. */
+  durationMs?: number;
+  /** For the attempt history: what the outcome query answered, when it was asked. */
+  outcomeQuery?: OperationOutcome;
+  /** For the attempt history: the delay the destination asked for. */
+  retryAfterMs?: number;
 }
 
 interface ClaimedRow {
@@ -64,13 +70,16 @@ export class OutboxRepository {
       relayId,
       now,
       outcomes.map((o) => o.deferred ?? false),
+      outcomes.map((o) => (o.durationMs === undefined ? null : Math.round(o.durationMs))),
+      outcomes.map((o) => o.outcomeQuery ?? null),
+      outcomes.map((o) => (o.retryAfterMs === undefined ? null : Math.min(Math.round(o.retryAfterMs), 2_147_483_647))),
     ]);
     return new Set(rows.map((r) => String(r.id)));
   }
 
   /** Retention: deletes up to `limit` entries delivered before `before` in one autocommit statement. */
   async pruneDelivered(before: Date, limit: number): Promise<number> {
-    const [, count] = (await this.dataSource.query(PRUNE_DELIVERED, [before, limit])) as [unknown, number];
-    return count;
+    const rows: { n: number }[] = await this.dataSource.query(PRUNE_DELIVERED, [before, limit]);
+    return rows[0].n;
   }
 }
