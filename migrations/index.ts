@@ -1,7 +1,14 @@
 import { InitialSchema1764460800000 } from './1764460800000-initial-schema';
 import { RetentionIndexes1764547200000 } from './1764547200000-retention-indexes';
 import { QueueAutovacuum1764633600000 } from './1764633600000-queue-autovacuum';
+import { ProviderReads1764892800000 } from './1764892800000-provider-reads';
 import { AttemptHistory1765065600000 } from './1765065600000-attempt-history';
 
 /** Every migration, oldest first. Listed explicitly so ts-jest and the compiled build load the same set. */
-export const MIGRATIONS = [InitialSchema1764460800000, RetentionIndexes1764547200000, QueueAutovacuum1764633600000, AttemptHistory1765065600000];
+export const MIGRATIONS = [
+  InitialSchema1764460800000,
+  RetentionIndexes1764547200000,
+  QueueAutovacuum1764633600000,
+  ProviderReads1764892800000,
+  AttemptHistory1765065600000,
+];

@@ -10,8 +10,9 @@ import { isDeadlock, isSerializationFailure } from '../common/database-errors';
 import { backoffDelayMs } from '../common/backoff';
 import { HandlerRegistry } from './handler.registry';
 import { InboxRepository } from './inbox.repository';
-import { HandlerOutcome, InboxEvent, RegisteredHandler, WebhookBatchHandler } from './inbox.types';
+import { HandlerOutcome, InboxEvent, ProviderReading, RegisteredHandler, WebhookBatchHandler } from './inbox.types';
 import { WorkerFaults } from './worker-faults';
+import { EventReads } from '../provider-api/event-reads';
 
 /** The fenced completion missed a row: another claim owns that event now. */
 class LeaseLostError extends Error {
@@ -44,7 +45,8 @@ function logFields(event: InboxEvent, more: object = {}): Record<string, unknown
   );
 }
 
-export type AttemptOutcome = 'done' | 'ignored' | 'retry' | 'quarantined' | 'lost_lease';
+/** `deferred`: handed back before any attempt (its confirm read had no answer or no budget yet). */
+export type AttemptOutcome = 'done' | 'ignored' | 'retry' | 'quarantined' | 'lost_lease' | 'deferred';
 
 /**
  * Processes one claimed event in one transaction: the handler's writes and the
@@ -64,6 +66,7 @@ export class InboxEventProcessor {
     private readonly handlers: HandlerRegistry,
     private readonly clock: Clock,
     private readonly faults: WorkerFaults,
+    private readonly reads: EventReads,
   ) {}
 
   /** One event, one transaction. */
@@ -91,6 +94,52 @@ export class InboxEventProcessor {
    * processed again alone and finds its own outcome.
    */
   async processBatch(events: InboxEvent[]): Promise<AttemptOutcome[]> {
+    const early = await this.confirmFirst(events);
+    if (early.size === 0) return this.processConfirmed(events);
+    const ready = events.filter((e) => !early.has(e));
+    const outcomes = ready.length > 0 ? await this.processConfirmed(ready) : [];
+    const byEvent = new Map(ready.map((e, i) => [e, outcomes[i]]));
+    return events.map((e) => early.get(e) ?? byEvent.get(e)!);
+  }
+
+  /**
+   * Confirm reads before the transaction takes its locks. A read's answer goes on
+   * the event (and its row); an event without one yet is handed back (`deferred`,
+   * not an attempt) or, if the read failed with an answer, fails its attempt.
+   * Resolves with the outcome of each event that goes no further now.
+   */
+  private async confirmFirst(events: InboxEvent[]): Promise<Map<InboxEvent, AttemptOutcome>> {
+    const early = new Map<InboxEvent, AttemptOutcome>();
+    const planned = await this.reads.prepare(events.filter((e) => this.handlerFor(e) !== undefined));
+    if (planned.size === 0) return early;
+    const lease = events[0].lease;
+    const readings: { id: string; reading: ProviderReading }[] = [];
+    const deferrals: { event: InboxEvent; until: Date; why: string }[] = [];
+    for (const [event, outcome] of planned) {
+      if (outcome.kind === 'read') {
+        event.confirmation = outcome.reading;
+        readings.push({ id: event.id, reading: outcome.reading });
+      } else if (outcome.kind === 'defer') {
+        deferrals.push({ event, until: outcome.until, why: outcome.why });
+      } else {
+        early.set(event, await this.failed(event, outcome.error));
+      }
+    }
+    if (readings.length > 0) await this.repository.recordReadings(lease, readings);
+    if (deferrals.length > 0) {
+      const held = await this.repository.defer(
+        lease,
+        deferrals.map((d) => ({ id: d.event.id, until: d.until, why: d.why })),
+      );
+      for (const { event, why, until } of deferrals) {
+        early.set(event, held.has(event.id) ? 'deferred' : 'lost_lease');
+        this.logger.debug(logFields(event, { why, nextAttemptAt: until.toISOString() }), 'event waits for its confirm read');
+      }
+    }
+    return early;
+  }
+
+  private async processConfirmed(events: InboxEvent[]): Promise<AttemptOutcome[]> {
     if (events.length === 1) return [await this.process(events[0])];
     let round: Round;
     try {

@@ -11,9 +11,10 @@ import { InboxWorker } from './inbox-worker';
 import { InboxWorkerScheduler } from './inbox-worker.scheduler';
 import { WorkerFaults } from './worker-faults';
 import { AcceptToDoneMetrics, WorkerMetrics } from './worker.metrics';
+import { ProviderApiModule } from '../provider-api/provider-api.module';
 
 @Module({
-  imports: [DiscoveryModule, AuditModule],
+  imports: [DiscoveryModule, AuditModule, ProviderApiModule],
   providers: [
     InboxRepository,
     InboxService,

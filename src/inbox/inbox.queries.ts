@@ -139,6 +139,27 @@ export const RECORD_FAILURE = `
   )
   SELECT status, attempts FROM failed`;
 
+/**
+ * Stores confirm reads on the rows still held by claim $3, before the business
+ * transaction: the record of what the provider said stands whatever follows.
+ */
+export const RECORD_READINGS = `
+  UPDATE webhook_inbox i
+     SET confirmation = v.reading
+    FROM unnest($1::bigint[], $2::jsonb[]) AS v(id, reading)
+   WHERE i.id = v.id AND i.locked_by = $3`;
+
+/**
+ * Hands events held by claim $4 back to pending, due at $2, without counting an
+ * attempt: their confirm read had no answer or no budget yet (the reason in last_error).
+ */
+export const DEFER = `
+  UPDATE webhook_inbox i
+     SET status = 'pending', next_attempt_at = v.due, last_error = v.why, locked_by = NULL, locked_until = NULL
+    FROM unnest($1::bigint[], $2::timestamptz[], $3::text[]) AS v(id, due, why)
+   WHERE i.id = v.id AND i.locked_by = $4
+  RETURNING i.id`;
+
 // ---- Retention (maintenance role). Each is one bounded autocommit batch. ----
 
 /**

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { queryPrepared, queryPreparedIn } from '../database/prepared-statement';
-import { acceptMany, CLAIM, DELETE_IDENTITIES, FINISH, FINISH_MANY, PURGE_PAYLOADS, RECORD_FAILURE } from './inbox.queries';
-import { AcceptRequest, AcceptResult, InboxEvent, InboxStatus } from './inbox.types';
+import { acceptMany, CLAIM, DEFER, DELETE_IDENTITIES, FINISH, FINISH_MANY, PURGE_PAYLOADS, RECORD_FAILURE, RECORD_READINGS } from './inbox.queries';
+import { AcceptRequest, AcceptResult, InboxEvent, InboxStatus, ProviderReading } from './inbox.types';
 
 interface AcceptRow {
   id: string;
@@ -146,6 +146,22 @@ export class InboxRepository {
       now,
     ]);
     return rows[0];
+  }
+
+  /** Stores confirm reads on the events still held by `lease`. */
+  async recordReadings(lease: string, readings: { id: string; reading: ProviderReading }[]): Promise<void> {
+    await this.dataSource.query(RECORD_READINGS, [readings.map((r) => r.id), readings.map((r) => JSON.stringify(r.reading)), lease]);
+  }
+
+  /** Back to pending without an attempt; resolves with the ids that were still held. */
+  async defer(lease: string, deferrals: { id: string; until: Date; why: string }[]): Promise<Set<string>> {
+    const [rows]: [{ id: string }[], number] = await this.dataSource.query(DEFER, [
+      deferrals.map((d) => d.id),
+      deferrals.map((d) => d.until),
+      deferrals.map((d) => d.why),
+      lease,
+    ]);
+    return new Set(rows.map((r) => String(r.id)));
   }
 
   // ---- Retention: one bounded batch per call, each its own autocommit statement ----

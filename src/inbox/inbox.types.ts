@@ -1,3 +1,6 @@
+import type { ProviderReading } from '../provider-api/state-reader';
+
+export type { ProviderReading };
 export type InboxStatus = 'pending' | 'processing' | 'done' | 'ignored' | 'quarantined';
 
 export interface AcceptRequest {
@@ -46,6 +49,8 @@ export interface InboxEvent extends InboxIdentity {
   receivedAt: Date;
   /** The claim that holds the event (`locked_by`): completion is fenced by it, so a lane that lost the lease changes nothing. */
   lease: string;
+  /** Set when the endpoint confirms this event's transition by a read of the provider's API. */
+  confirmation?: ProviderReading;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { InboxEvent } from '../inbox/inbox.types';
-import { parsePaymentEvent } from './stripe-payment.handlers';
+import { confirmed, parsePaymentEvent } from './stripe-payment.handlers';
 
 const receivedAt = new Date('2026-12-01T00:00:00Z');
 
@@ -34,5 +34,53 @@ describe('parsePaymentEvent', () => {
     const event = succeeded(1_764_547_200);
     event.payload.data.object.amount = '12.00';
     expect(parsePaymentEvent(event)).toEqual({ ok: false, reason: 'malformed_event' });
+  });
+});
+
+describe('confirmed: the decision from the provider\'s reading', () => {
+  const reading = (state: Record<string, string | number | boolean | null>, object = 'payment_intent') => ({
+    object,
+    id: 'pi_1',
+    found: true,
+    state,
+    readAt: receivedAt.toISOString(),
+  });
+  const withReading = (r: ReturnType<typeof reading> | { object: string; id: string; found: false; readAt: string }) => {
+    const event = succeeded(1_764_547_200);
+    event.confirmation = r;
+    return confirmed(event, parsePaymentEvent(event));
+  };
+
+  it('takes amount and currency from the provider, not the body', () => {
+    expect(withReading(reading({ status: 'succeeded', amount: 999, currency: 'USD' }))).toMatchObject({
+      ok: true,
+      event: { facts: { kind: 'payment_succeeded', amountMinor: 999, currency: 'usd' } },
+    });
+  });
+
+  it.each([
+    [{ status: 'canceled', amount: 1200, currency: 'eur' }, { ok: true, event: { facts: { kind: 'payment_canceled' } } }],
+    [{ status: 'processing', amount: 1200, currency: 'eur' }, { ok: false, wait: 'payment_not_confirmed' }],
+    [{ status: 'requires_payment_method', amount: 1200, currency: 'eur' }, { ok: false, wait: 'payment_not_confirmed' }],
+    [{ status: 'succeeded', amount: '1200', currency: 'eur' }, { ok: false, reason: 'provider_state_unreadable' }],
+  ])('a PaymentIntent %j gives %j', (state, expected) => {
+    expect(withReading(reading(state))).toMatchObject(expected);
+  });
+
+  it('an object the provider does not know is quarantined', () => {
+    expect(withReading({ object: 'payment_intent', id: 'pi_1', found: false, readAt: '' })).toEqual({ ok: false, reason: 'provider_object_missing' });
+  });
+
+  it('a Charge refunds what its amount_refunded says; none yet waits; another intent is a mismatch', () => {
+    const refund = (state: Record<string, string | number | boolean | null>) => {
+      const event = succeeded(1_764_547_200);
+      event.eventType = 'charge.refunded';
+      event.payload.data.object = { id: 'ch_1', payment_intent: 'pi_1', amount: 1200, amount_refunded: 1200, currency: 'eur', metadata: { order_id: 'o1' } };
+      event.confirmation = reading(state, 'charge');
+      return confirmed(event, parsePaymentEvent(event));
+    };
+    expect(refund({ amount: 1200, currency: 'eur', amount_refunded: 300, payment_intent: 'pi_1' })).toMatchObject({ ok: true, event: { facts: { refundedMinor: 300 } } });
+    expect(refund({ amount: 1200, currency: 'eur', amount_refunded: 0, payment_intent: 'pi_1' })).toEqual({ ok: false, wait: 'refund_not_confirmed' });
+    expect(refund({ amount: 1200, currency: 'eur', amount_refunded: 1200, payment_intent: 'pi_2' })).toEqual({ ok: false, reason: 'payment_mismatch' });
   });
 });

@@ -1,12 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { LATEST_INSTANT_MS } from '../common/clock';
+import { TransientError } from '../common/errors';
 import { HandlerOutcome, InboxEvent } from '../inbox/inbox.types';
 import { OnWebhookEvent } from '../inbox/on-webhook-event.decorator';
 import { PaymentEventKind, PaymentFacts } from './domain/order-state-machine';
 import { OrdersService, PaymentEvent } from './orders.service';
 
-export type Parsed = { ok: true; event: PaymentEvent } | { ok: false; reason: string };
+export type Parsed =
+  | { ok: true; event: PaymentEvent }
+  /** Quarantine: retries will not change this. */
+  | { ok: false; reason: string }
+  /** Not yet: the provider does not (yet) confirm what the event says; retried with backoff. */
+  | { ok: false; wait: string };
 
 /**
  * Stripe payment events -> order transitions. The order is found by
@@ -22,12 +28,16 @@ export class StripePaymentHandlers {
   @OnWebhookEvent('stripe', 'payment_intent.canceled', { batch: true })
   @OnWebhookEvent('stripe', 'charge.refunded', { batch: true })
   async apply(events: InboxEvent[], tx: EntityManager): Promise<(HandlerOutcome | Error)[]> {
-    const parsed = events.map(parsePaymentEvent);
+    const parsed = events.map((e) => confirmed(e, parsePaymentEvent(e)));
     const valid = parsed.flatMap((p) => (p.ok ? [p.event] : []));
     const applied = valid.length > 0 ? await this.orders.applyPayments(tx, valid) : [];
     let next = 0;
-    // A malformed event will not improve with retries.
-    return parsed.map((p) => (p.ok ? applied[next++] : { kind: 'quarantine', reason: p.reason }));
+    return parsed.map((p) => {
+      if (p.ok) return applied[next++];
+      if ('wait' in p) return new TransientError(p.wait);
+      // A malformed event will not improve with retries.
+      return { kind: 'quarantine', reason: p.reason };
+    });
   }
 }
 
@@ -78,6 +88,33 @@ function paymentEvent(event: InboxEvent, object: any, paymentId: unknown, kind: 
     ok: true,
     event: { tenantId: event.tenantId, orderId, facts, occurredAt: occurredAt.toISOString(), sourceEventId: event.id },
   };
+}
+
+/**
+ * With a confirm read, the decision is taken from the provider's current state
+ * (status, amount, currency), not from the body: a PaymentIntent that is not
+ * `succeeded` pays nothing (`canceled` goes through the state machine as a
+ * cancellation, so it never moves a paid order back), a Charge refunds only what
+ * its `amount_refunded` says. Without a reading, the body as before.
+ */
+export function confirmed(inboxEvent: InboxEvent, parsed: Parsed): Parsed {
+  const reading = inboxEvent.confirmation;
+  if (!reading || !parsed.ok) return parsed;
+  if (!reading.found) return { ok: false, reason: 'provider_object_missing' };
+  const state = reading.state ?? {};
+  if (!Number.isSafeInteger(state.amount) || typeof state.currency !== 'string') return { ok: false, reason: 'provider_state_unreadable' };
+  const facts: PaymentFacts = { ...parsed.event.facts, amountMinor: state.amount as number, currency: state.currency.toLowerCase() };
+  const event: PaymentEvent = { ...parsed.event, facts };
+  if (reading.object === 'payment_intent') {
+    if (state.status === 'succeeded') return { ok: true, event };
+    if (state.status === 'canceled') return { ok: true, event: { ...event, facts: { ...facts, kind: 'payment_canceled' } } };
+    return { ok: false, wait: 'payment_not_confirmed' };
+  }
+  if (typeof state.payment_intent === 'string' && state.payment_intent !== facts.paymentId) return { ok: false, reason: 'payment_mismatch' };
+  const refunded = state.amount_refunded;
+  if (!Number.isSafeInteger(refunded) || (refunded as number) <= 0) return { ok: false, wait: 'refund_not_confirmed' };
+  facts.refundedMinor = refunded as number;
+  return { ok: true, event };
 }
 
 /** Stripe's `created` (Unix seconds) as a Date; undefined when it is not a plausible timestamp. */

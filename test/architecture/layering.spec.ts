@@ -10,7 +10,7 @@ const FLOORS: string[][] = [
   ['common'],
   ['config'],
   ['database', 'observability'],
-  ['audit'],
+  ['audit', 'provider-api'],
   ['inbox', 'outbox'],
   ['orders', 'ingestion', 'retention'],
   ['admin', 'monitoring'],

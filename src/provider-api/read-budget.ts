@@ -1,0 +1,33 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { TAKE_READS } from './read-budget.queries';
+
+/**
+ * The read budget of one API key, shared by every instance through its row in
+ * `provider_read_budget` (PROVIDER_API_READS_PER_SECOND, a second's worth of burst).
+ * Nothing waits for it: a caller takes what is granted and schedules the rest.
+ */
+@Injectable()
+export class ReadBudget {
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  get perSecond(): number {
+    return this.config.providerApi.readsPerSecond;
+  }
+
+  /** Takes up to `want` reads for key `keyId` now; resolves with how many were granted. */
+  async take(keyId: string, want: number): Promise<number> {
+    if (want <= 0) return 0;
+    const [row]: { granted: number }[] = await this.dataSource.query(TAKE_READS, [keyId, want, this.perSecond]);
+    return Number(row.granted);
+  }
+
+  /** When the `n`th read past the granted ones (from 1) will have a token, at this key's rate. */
+  delayMsFor(n: number): number {
+    return Math.ceil((n * 1000) / this.perSecond);
+  }
+}
