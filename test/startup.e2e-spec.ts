@@ -46,4 +46,25 @@ describe('start-up', () => {
       await expect(startTestApp({ databaseUrl: db.url, env: { WEBHOOK_ENDPOINTS_FILE: file } })).rejects.toThrow(message);
     }
   });
+
+  it('refuses a provider "hmac" scheme with one line per mistake, across endpoints', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'wi-start-')), 'endpoints.json');
+    const secrets = [{ label: 'a', value: 'b' }];
+    writeFileSync(
+      file,
+      JSON.stringify({
+        endpoints: [
+          { id: 'h1', provider: 'hmac', tenantId: 't', secrets, settings: { signature: { header: 'x-sig' }, eventId: { header: 'x-id' }, eventType: { pointer: '/type' } } },
+          { id: 'h2', provider: 'hmac', tenantId: 't', secrets, settings: { signature: { header: 'x-sig', encoding: 'base32' }, eventId: { pointer: '/id' }, eventType: { pointer: '/type' } } },
+          { id: 's', provider: 'stripe', tenantId: 't', secrets, settings: { any: 1 } },
+        ],
+      }),
+    );
+    const failure = await startTestApp({ databaseUrl: db.url, env: { WEBHOOK_ENDPOINTS_FILE: file } }).catch((error: Error) => error);
+    expect((failure as Error).message.split('\n')).toEqual([
+      expect.stringMatching(/^WEBHOOK_ENDPOINTS_FILE: endpoint "h1": settings\.eventId: header "x-id" is not signed; say "unsigned": true/),
+      expect.stringMatching(/^WEBHOOK_ENDPOINTS_FILE: endpoint "h2": settings\.signature\.encoding: /),
+      'WEBHOOK_ENDPOINTS_FILE: endpoint "s": settings: provider "stripe" takes no settings',
+    ]);
+  });
 });

@@ -70,6 +70,8 @@ export interface EndpointConfig {
   eventTypes?: ReadonlySet<string>;
   expect?: Readonly<Record<string, string | boolean | number>>;
   api?: EndpointApi;
+  /** The provider's own settings, validated by the provider at start. */
+  settings?: Readonly<Record<string, unknown>>;
 }
 
 export interface AdminToken {

@@ -1,4 +1,4 @@
-/** A bad setting: its message is one line that names the variable or file field. */
+/** A bad setting: one line per mistake, each naming the variable or file field. */
 export class ConfigError extends Error {
   constructor(message: string) {
     super(message);

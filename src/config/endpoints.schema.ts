@@ -56,6 +56,8 @@ export const endpointSchema = z
     eventTypes: z.array(z.string().min(1)).min(1).optional(),
     expect: z.record(z.string(), z.union([z.string(), z.boolean(), z.number()])).optional(),
     api: apiSchema.optional(),
+    /** The provider's own settings (e.g. the scheme of provider "hmac"), checked by the provider at start. */
+    settings: z.record(z.string(), z.unknown()).optional(),
   })
   .strict();
 

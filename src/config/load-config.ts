@@ -204,6 +204,7 @@ function loadEndpoints(file: string, env: Env, production: boolean, limits: ApiL
       eventTypes: e.eventTypes ? new Set(e.eventTypes) : undefined,
       expect: e.expect,
       api: e.api ? loadApi(e.api, `WEBHOOK_ENDPOINTS_FILE: ${file}: endpoints.${index}`, env, limits) : undefined,
+      settings: e.settings,
     });
   }
   return endpoints;

@@ -4,6 +4,7 @@ import { InboxModule } from '../inbox/inbox.module';
 import { IngestionMetrics } from './ingestion.metrics';
 import { IngestionService } from './ingestion.service';
 import { GithubProvider } from './providers/github.provider';
+import { HmacProvider } from './providers/hmac.provider';
 import { ProviderRegistry } from './providers/provider.registry';
 import { ShopifyProvider } from './providers/shopify.provider';
 import { SlackProvider } from './providers/slack.provider';
@@ -13,7 +14,7 @@ import { WebhookRoute } from './webhook.route';
 
 @Module({
   imports: [DiscoveryModule, InboxModule],
-  providers: [IngestionService, IngestionMetrics, WebhookRoute, ProviderRegistry, StripeProvider, GithubProvider, StandardWebhooksProvider, ShopifyProvider, SlackProvider],
+  providers: [IngestionService, IngestionMetrics, WebhookRoute, ProviderRegistry, StripeProvider, GithubProvider, StandardWebhooksProvider, ShopifyProvider, SlackProvider, HmacProvider],
   exports: [WebhookRoute],
 })
 export class IngestionModule {}

@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { APP_CONFIG, AppConfig, EndpointConfig } from '../../config/app-config';
 import { ConfigError } from '../../config/config.error';
 import { WEBHOOK_PROVIDER_NAME, WebhookProvider } from './webhook-provider';
 
@@ -22,23 +22,27 @@ export class ProviderRegistry implements OnModuleInit {
       if (this.providers.has(name)) throw new ConfigError(`webhook provider "${name}" is registered twice`);
       this.providers.set(name, wrapper.instance as WebhookProvider);
     }
-    for (const endpoint of this.config.endpoints.values()) {
-      const provider = this.providers.get(endpoint.provider);
-      if (!provider) {
-        throw new ConfigError(
-          `WEBHOOK_ENDPOINTS_FILE: endpoint "${endpoint.id}": unknown provider "${endpoint.provider}" (known: ${[...this.providers.keys()].join(', ')})`,
-        );
-      }
-      // A typo here would silently ignore every event of the endpoint: refuse to start instead.
-      for (const [key, value] of Object.entries(endpoint.expect ?? {})) {
-        const type = provider.expects[key];
-        const known = Object.keys(provider.expects).join(', ') || 'none';
-        if (!type) throw new ConfigError(`WEBHOOK_ENDPOINTS_FILE: endpoint "${endpoint.id}": expect.${key} is not known to ${endpoint.provider} (known: ${known})`);
-        if (type === 'boolean' ? typeof value !== 'boolean' : typeof value === 'boolean') {
-          throw new ConfigError(`WEBHOOK_ENDPOINTS_FILE: endpoint "${endpoint.id}": expect.${key} must be a ${type}`);
-        }
-      }
+    const problems = [...this.config.endpoints.values()].flatMap((endpoint) =>
+      this.problems(endpoint).map((problem) => `WEBHOOK_ENDPOINTS_FILE: endpoint "${endpoint.id}": ${problem}`),
+    );
+    // One line per mistake, so a file with several is fixed in one round.
+    if (problems.length > 0) throw new ConfigError(problems.join('\n'));
+  }
+
+  private problems(endpoint: EndpointConfig): string[] {
+    const provider = this.providers.get(endpoint.provider);
+    if (!provider) return [`unknown provider "${endpoint.provider}" (known: ${[...this.providers.keys()].join(', ')})`];
+    if (provider.configure) return provider.configure(endpoint);
+    if (endpoint.settings) return [`settings: provider "${endpoint.provider}" takes no settings`];
+    // A typo here would silently ignore every event of the endpoint: refuse to start instead.
+    const problems: string[] = [];
+    for (const [key, value] of Object.entries(endpoint.expect ?? {})) {
+      const type = provider.expects[key];
+      const known = Object.keys(provider.expects).join(', ') || 'none';
+      if (!type) problems.push(`expect.${key} is not known to ${endpoint.provider} (known: ${known})`);
+      else if (type === 'boolean' ? typeof value !== 'boolean' : typeof value === 'boolean') problems.push(`expect.${key} must be a ${type}`);
     }
+    return problems;
   }
 
   get(name: string): WebhookProvider {

@@ -45,6 +45,12 @@ export function isHandshake(verified: VerifiedEvent | HandshakeReply): verified 
 export interface WebhookProvider {
   /** The `expect` keys this provider reports in `source`, with their JSON type; others are refused at start. */
   readonly expects: Readonly<Record<string, 'string' | 'boolean'>>;
+  /**
+   * Optional: checks an endpoint's `settings` and `expect` at start and keeps
+   * what it needs; returns one line per mistake. Without it, `settings` is refused
+   * and `expect` is checked against `expects`.
+   */
+  configure?(endpoint: EndpointConfig): string[];
   verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent | HandshakeReply;
 }
 
