@@ -2,6 +2,7 @@ import { InitialSchema1764460800000 } from './1764460800000-initial-schema';
 import { RetentionIndexes1764547200000 } from './1764547200000-retention-indexes';
 import { QueueAutovacuum1764633600000 } from './1764633600000-queue-autovacuum';
 import { ProviderReads1764892800000 } from './1764892800000-provider-reads';
+import { Reconciliation1764893800000 } from './1764893800000-reconciliation';
 import { AttemptHistory1765065600000 } from './1765065600000-attempt-history';
 
 /** Every migration, oldest first. Listed explicitly so ts-jest and the compiled build load the same set. */
@@ -10,5 +11,6 @@ export const MIGRATIONS = [
   RetentionIndexes1764547200000,
   QueueAutovacuum1764633600000,
   ProviderReads1764892800000,
+  Reconciliation1764893800000,
   AttemptHistory1765065600000,
 ];

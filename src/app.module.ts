@@ -11,6 +11,7 @@ import { IngestionModule } from './ingestion/ingestion.module';
 import { OrdersModule } from './orders/orders.module';
 import { OutboxModule } from './outbox/outbox.module';
 import { RetentionModule } from './retention/retention.module';
+import { ReconciliationModule } from './reconciliation/reconciliation.module';
 import { ObservabilityModule } from './observability/observability.module';
 import { MonitoringModule } from './monitoring/monitoring.module';
 
@@ -30,6 +31,7 @@ export class AppModule {
         OrdersModule,
         OutboxModule,
         AdminModule,
+        ReconciliationModule,
         RetentionModule,
         MonitoringModule,
       ],

@@ -3,11 +3,13 @@ import { AuditModule } from '../audit/audit.module';
 import { InboxModule } from '../inbox/inbox.module';
 import { OrdersModule } from '../orders/orders.module';
 import { OutboxModule } from '../outbox/outbox.module';
+import { ReconciliationModule } from '../reconciliation/reconciliation.module';
 import { AdminAuditController } from './admin-audit.controller';
 import { AdminAuthGuard } from './admin-auth.guard';
 import { AdminInboxController } from './admin-inbox.controller';
 import { AdminOrdersController } from './admin-orders.controller';
 import { AdminOutboxController } from './admin-outbox.controller';
+import { AdminReconciliationController } from './admin-reconciliation.controller';
 import { AdminStatsController } from './admin-stats.controller';
 
 /**
@@ -15,8 +17,15 @@ import { AdminStatsController } from './admin-stats.controller';
  * resource, each calling the one service that owns the use case (and its transaction).
  */
 @Module({
-  imports: [AuditModule, InboxModule, OutboxModule, OrdersModule],
-  controllers: [AdminInboxController, AdminOutboxController, AdminOrdersController, AdminAuditController, AdminStatsController],
+  imports: [AuditModule, InboxModule, OutboxModule, OrdersModule, ReconciliationModule],
+  controllers: [
+    AdminInboxController,
+    AdminOutboxController,
+    AdminOrdersController,
+    AdminAuditController,
+    AdminStatsController,
+    AdminReconciliationController,
+  ],
   providers: [AdminAuthGuard],
 })
 export class AdminModule {}

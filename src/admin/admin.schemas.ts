@@ -47,6 +47,17 @@ export const bulkReplayBody = z
 
 export const reasonBody = z.object({ reason }).strict();
 
+/** POST /admin/reconciliation/run: every reconcilable endpoint without `endpoint`; the cursor's window without from/to. */
+export const reconciliationRunBody = z
+  .object({
+    endpoint: label.optional(),
+    from: instant.optional(),
+    to: instant.optional(),
+    dryRun: z.boolean().default(false),
+    reason,
+  })
+  .strict();
+
 export const outboxListQuery = z
   .object({
     status: z.enum(OUTBOX_STATUSES).optional(),

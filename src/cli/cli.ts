@@ -10,6 +10,9 @@ const USAGE = `Usage: npm run cli -- <command> [options]
   replay <inboxId> --reason <why>                    re-queue one inbox event (operator token)
   replay --filter status=quarantined,provider=stripe [--dry-run] --reason <why>
   stats                                              backlog, oldest pending age, failures, latency
+  reconciliation                                     per endpoint: cursor, last success, recent runs
+  reconcile [--endpoint <id>] [--from <ISO>] [--to <ISO>] [--dry-run] --reason <why>
+                                                     request a reconciliation run (a maintenance instance runs it)
 
 Common: --url <base URL> (default http://localhost:$PORT or 3000), --token <admin token> (default $ADMIN_TOKEN)`;
 
@@ -30,6 +33,9 @@ async function main(argv: string[]): Promise<number> {
       reason: { type: 'string' },
       filter: { type: 'string' },
       'dry-run': { type: 'boolean' },
+      endpoint: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -45,6 +51,10 @@ async function main(argv: string[]): Promise<number> {
       return admin(base, token, 'POST', ...replayRequest(args, flags));
     case 'stats':
       return admin(base, token, 'GET', '/admin/stats');
+    case 'reconciliation':
+      return admin(base, token, 'GET', '/admin/reconciliation');
+    case 'reconcile':
+      return admin(base, token, 'POST', '/admin/reconciliation/run', reconcileRequest(flags));
     default:
       process.stdout.write(`${USAGE}\n`);
       // Help asked for: 0. No command or an unknown one: 2.
@@ -116,6 +126,12 @@ function replayRequest([id]: string[], flags: Flags): [string, object] {
     }),
   );
   return ['/admin/inbox/replay', { filter, dryRun: Boolean(flags['dry-run']), reason }];
+}
+
+function reconcileRequest(flags: Flags): object {
+  const reason = flags.reason;
+  if (typeof reason !== 'string' || !reason.trim()) throw new Error('reconcile needs --reason');
+  return { endpoint: flags.endpoint, from: flags.from, to: flags.to, dryRun: Boolean(flags['dry-run']), reason };
 }
 
 async function admin(base: string, token: string, method: string, path: string, body?: object): Promise<number> {

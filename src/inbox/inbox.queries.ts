@@ -8,7 +8,9 @@ export const ACCEPT_PARAMS_PER_ROW = 11;
 /**
  * Insert-if-absent of `rows` events in one statement and one commit (group
  * commit). On conflict the original row is kept; only the delivery counters
- * move, and a different digest is counted, never stored. `xmax = 0` is true
+ * move, and a different digest is counted, never stored (unless one side was read
+ * from the provider's API, `verified_with = 'api'`: its digest is of the API's JSON,
+ * never the webhook's bytes, so a difference says nothing). `xmax = 0` is true
  * only for a row this statement inserted. The caller never sends one identity
  * twice in a statement.
  */
@@ -26,8 +28,9 @@ export function acceptMany(rows: number): string {
   ON CONFLICT (source_scope, event_id) DO UPDATE
     SET deliveries = i.deliveries + 1,
         last_delivery_at = now(),
-        digest_conflicts = i.digest_conflicts + (i.payload_sha256 <> EXCLUDED.payload_sha256)::int
-  RETURNING id, source_scope, event_id, (xmax = 0) AS inserted, status, payload_sha256`;
+        digest_conflicts = i.digest_conflicts + (i.payload_sha256 <> EXCLUDED.payload_sha256
+                           AND i.verified_with <> 'api' AND EXCLUDED.verified_with <> 'api')::int
+  RETURNING id, source_scope, event_id, (xmax = 0) AS inserted, status, payload_sha256, verified_with`;
 }
 
 const EVENT_COLUMNS = `i.id, i.source_scope, i.event_id, i.tenant_id, i.provider, i.endpoint_id, i.event_type,
@@ -159,6 +162,12 @@ export const DEFER = `
     FROM unnest($1::bigint[], $2::timestamptz[], $3::text[]) AS v(id, due, why)
    WHERE i.id = v.id AND i.locked_by = $4
   RETURNING i.id`;
+
+/** Which of the identities ($1 scopes, $2 ids, pairwise) are in the inbox (the unique index answers each). */
+export const EXISTING_IDENTITIES = `
+  SELECT i.source_scope, i.event_id
+    FROM unnest($1::text[], $2::text[]) AS v(source_scope, event_id)
+    JOIN webhook_inbox i ON i.source_scope = v.source_scope AND i.event_id = v.event_id`;
 
 // ---- Retention (maintenance role). Each is one bounded autocommit batch. ----
 

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { queryPrepared, queryPreparedIn } from '../database/prepared-statement';
-import { acceptMany, CLAIM, DEFER, DELETE_IDENTITIES, FINISH, FINISH_MANY, PURGE_PAYLOADS, RECORD_FAILURE, RECORD_READINGS } from './inbox.queries';
+import { API_VERIFIED_WITH } from '../config/load-config';
+import { acceptMany, CLAIM, DEFER, DELETE_IDENTITIES, EXISTING_IDENTITIES, FINISH, FINISH_MANY, PURGE_PAYLOADS, RECORD_FAILURE, RECORD_READINGS } from './inbox.queries';
 import { AcceptRequest, AcceptResult, InboxEvent, InboxStatus, ProviderReading } from './inbox.types';
 
 interface AcceptRow {
@@ -11,6 +12,7 @@ interface AcceptRow {
   inserted: boolean;
   status: InboxStatus;
   payload_sha256: string;
+  verified_with: string;
 }
 
 /** The event identity: what the unique constraint says is "the same event". */
@@ -73,7 +75,7 @@ export class InboxRepository {
         outcome: row.inserted ? 'accepted' : 'duplicate',
         id: String(row.id),
         status: row.status,
-        digestConflict: row.payload_sha256 !== r.payloadSha256,
+        digestConflict: row.payload_sha256 !== r.payloadSha256 && row.verified_with !== API_VERIFIED_WITH && r.verifiedWith !== API_VERIFIED_WITH,
       };
     });
   }
@@ -146,6 +148,15 @@ export class InboxRepository {
       now,
     ]);
     return rows[0];
+  }
+
+  /** The identities among `ids` the inbox already holds, as identity() keys. */
+  async existing(ids: { sourceScope: string; eventId: string }[]): Promise<Set<string>> {
+    const rows: { source_scope: string; event_id: string }[] = await this.dataSource.query(EXISTING_IDENTITIES, [
+      ids.map((i) => i.sourceScope),
+      ids.map((i) => i.eventId),
+    ]);
+    return new Set(rows.map((r) => identity({ sourceScope: r.source_scope, eventId: r.event_id })));
   }
 
   /** Stores confirm reads on the events still held by `lease`. */

@@ -55,6 +55,13 @@ export class InboxService {
     }
   }
 
+  /** Per identity of `ids`, whether the inbox already holds it (reconciliation skips those). */
+  async present(ids: { sourceScope: string; eventId: string }[]): Promise<boolean[]> {
+    if (ids.length === 0) return [];
+    const known = await this.repository.existing(ids);
+    return ids.map((i) => known.has(identity(i)));
+  }
+
   // ---- Retention (maintenance role): one bounded batch per call ----
 
   /** Drops payloads of done/ignored events received before `before` (identity, digest, status kept). */

@@ -15,6 +15,6 @@ import { WebhookRoute } from './webhook.route';
 @Module({
   imports: [DiscoveryModule, InboxModule],
   providers: [IngestionService, IngestionMetrics, WebhookRoute, ProviderRegistry, StripeProvider, GithubProvider, StandardWebhooksProvider, ShopifyProvider, SlackProvider, HmacProvider],
-  exports: [WebhookRoute],
+  exports: [WebhookRoute, IngestionService],
 })
 export class IngestionModule {}

@@ -88,7 +88,34 @@ export class IngestionService {
       throw this.rejected(endpoint, error);
     }
 
-    const sourceScope = `${endpoint.tenantId}:${endpoint.provider}:${event.namespace}`;
+    return this.acceptVerified(endpoint, event, text, hash('sha256', rawBody, 'hex'));
+  }
+
+  /**
+   * The acceptance path of an event read from the provider's API (reconciliation):
+   * the provider identifies it as it would a webhook, then the same scope, `expect`
+   * and type decisions and the same insert-if-absent. `verified_with = 'api'`; the
+   * digest is of the API's JSON as stored, so a later webhook of the same event is a
+   * duplicate, not a digest conflict.
+   */
+  async acceptFromApi(endpoint: EndpointConfig, object: unknown): Promise<IngestionResult & { sourceScope: string }> {
+    const provider = this.providers.get(endpoint.provider);
+    if (!provider.fromApi) throw new Error(`provider ${endpoint.provider} cannot identify events read from its API`);
+    const event = provider.fromApi(object);
+    const text = JSON.stringify(object);
+    if (JSON_NUL_ESCAPE.test(text)) throw new BadRequestError('unsupported_json', 'JSON strings may not contain \\u0000');
+    const result = await this.acceptVerified(endpoint, event, text, hash('sha256', text, 'hex'));
+    return { ...result, sourceScope: scopeOf(endpoint, event) };
+  }
+
+  /** Where an event's identity lives: trusted config plus what the provider verified. */
+  identityOf(endpoint: EndpointConfig, object: unknown): { sourceScope: string; eventId: string } {
+    const event = this.providers.get(endpoint.provider).fromApi!(object);
+    return { sourceScope: scopeOf(endpoint, event), eventId: event.eventId };
+  }
+
+  private async acceptVerified(endpoint: EndpointConfig, event: VerifiedEvent, text: string, payloadSha256: string): Promise<IngestionResult> {
+    const sourceScope = scopeOf(endpoint, event);
     const ignoredReason = this.ignoredReason(endpoint, event);
     let result;
     try {
@@ -100,7 +127,7 @@ export class IngestionService {
         endpointId: endpoint.id,
         eventType: event.eventType,
         payloadJson: text,
-        payloadSha256: hash('sha256', rawBody, 'hex'),
+        payloadSha256,
         verifiedWith: event.verifiedWith,
         status: ignoredReason ? 'ignored' : 'pending',
         statusReason: ignoredReason,
@@ -150,4 +177,8 @@ export class IngestionService {
     if (endpoint.eventTypes && !endpoint.eventTypes.has(event.eventType)) return 'event_type_not_accepted';
     return undefined;
   }
+}
+
+function scopeOf(endpoint: EndpointConfig, event: VerifiedEvent): string {
+  return `${endpoint.tenantId}:${endpoint.provider}:${event.namespace}`;
 }

@@ -13,6 +13,7 @@ const FLOORS: string[][] = [
   ['audit', 'provider-api'],
   ['inbox', 'outbox'],
   ['orders', 'ingestion', 'retention'],
+  ['reconciliation'],
   ['admin', 'monitoring'],
   ['cli', 'app'],
 ];

@@ -11,6 +11,7 @@ describe('cli arguments', () => {
     [['--help'], 0, /Usage:/],
     // The API has no dry run for one id: replaying for real would be the opposite of what was asked.
     [['replay', '1', '--dry-run', '--reason', 'preview', '--token', 't'], 2, /--dry-run works with --filter/],
+    [['reconcile', '--dry-run', '--token', 't'], 2, /reconcile needs --reason/],
     [['send', 'stripe-demo', '--amount', 'abc', '--url', 'http://127.0.0.1:9'], 2, /--amount must be a whole number/],
   ])('%j exits %i', async (args, code, output) => {
     const result = await runTsChild(CLI, args);

@@ -8,6 +8,8 @@ export interface StripeCall {
   /** The Stripe-Account header (connected-account requests). */
   account?: string;
   status: number;
+  /** Date.now() when the call arrived. */
+  at: number;
 }
 
 export interface StripeEventObject {
@@ -43,8 +45,8 @@ export class FakeStripeApi {
   mode: 'up' | 'down' | 'reset' = 'up';
   /** The next calls answered 429 with this Retry-After (seconds). */
   private throttled: { remaining: number; retryAfter: string }[] = [];
-  /** Called with every request before it is answered. */
-  onCall?: (call: StripeCall) => void;
+  /** Awaited before each call is answered (a test holds a call to simulate an instance dying mid-run). */
+  beforeAnswer?: (call: StripeCall) => Promise<void>;
   url = '';
   port = 0;
   private server!: Server;
@@ -118,10 +120,17 @@ export class FakeStripeApi {
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? '/', 'http://fake');
     const account = req.headers['stripe-account'] as string | undefined;
-    const call: StripeCall = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, account, status: 0 };
+    const call: StripeCall = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, account, status: 0, at: Date.now() };
     this.calls.push(call);
-    this.onCall?.(call);
     req.resume();
+    const hold = this.beforeAnswer?.(call);
+    if (hold) void hold.then(() => this.answer(req, res, url, call));
+    else this.answer(req, res, url, call);
+  }
+
+  private answer(req: IncomingMessage, res: ServerResponse, url: URL, call: StripeCall): void {
+    const account = call.account;
+    if (res.destroyed) return;
     if (this.mode === 'reset') {
       req.socket.destroy();
       return;

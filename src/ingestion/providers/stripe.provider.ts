@@ -1,5 +1,6 @@
 import Stripe from 'stripe';
 import { EndpointConfig } from '../../config/app-config';
+import { API_VERIFIED_WITH } from '../../config/load-config';
 import { BadRequestError, UnauthorizedError } from '../../common/errors';
 import {
   header,
@@ -84,6 +85,10 @@ export class StripeProvider implements WebhookProvider {
     throw stale
       ? new UnauthorizedError('timestamp_out_of_tolerance', 'signature timestamp is outside the tolerance')
       : new UnauthorizedError('invalid_signature', 'no configured secret verifies the signature');
+  }
+
+  fromApi(event: unknown): VerifiedEvent {
+    return this.identify(event, API_VERIFIED_WITH);
   }
 
   private identify(event: unknown, verifiedWith: string): VerifiedEvent {

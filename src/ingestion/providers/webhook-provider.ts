@@ -52,6 +52,12 @@ export interface WebhookProvider {
    */
   configure?(endpoint: EndpointConfig): string[];
   verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent | HandshakeReply;
+  /**
+   * Identifies an event read from the provider's API with the endpoint's key over
+   * TLS (reconciliation): the same identity and source facts a webhook of it would
+   * give, `verifiedWith = 'api'`. Absent: the provider's events are not reconciled.
+   */
+  fromApi?(event: unknown): VerifiedEvent;
 }
 
 export const WEBHOOK_PROVIDER_NAME = 'webhook-inbox:provider-name';

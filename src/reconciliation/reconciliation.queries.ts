@@ -1,0 +1,79 @@
+/** SQL of the reconciliation tables (cursors and runs), owned by ReconciliationRepository. */
+
+export const RUN_COLUMNS = `id, endpoint_id, requested_by, reason, dry_run, window_from, window_to, advances_cursor, status,
+  position, listed, found_missing, accepted, api_calls, error, requested_at, started_at, finished_at`;
+
+/**
+ * A scheduled run of endpoint $1, unless one is waiting or running, or one was
+ * requested less than $3 seconds before $2. The partial unique index on waiting
+ * runs absorbs two instances scheduling at once.
+ */
+export const SCHEDULE_RUN = `
+  INSERT INTO reconciliation_runs (endpoint_id, requested_by, reason, advances_cursor, requested_at)
+  SELECT $1, 'schedule', 'interval', true, $2
+   WHERE NOT EXISTS (
+     SELECT 1 FROM reconciliation_runs
+      WHERE endpoint_id = $1
+        AND (status IN ('requested', 'running') OR requested_at > $2::timestamptz - $3 * interval '1 second'))
+  ON CONFLICT DO NOTHING`;
+
+/** An operator's run (in the audit's transaction); nothing when one is already waiting for the endpoint. */
+export const REQUEST_RUN = `
+  INSERT INTO reconciliation_runs (endpoint_id, requested_by, reason, dry_run, window_from, window_to, advances_cursor, requested_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+  ON CONFLICT DO NOTHING
+  RETURNING id`;
+
+/**
+ * Claims the oldest waiting run whose endpoint has none running, or a run whose
+ * lease expired (its instance died: it resumes from its position). The partial
+ * unique index on running runs is the guarantee that two instances never run one
+ * endpoint at once; a claim that would break it fails and the caller skips it.
+ */
+export const CLAIM_RUN = `
+  UPDATE reconciliation_runs r
+     SET status = 'running', locked_by = $1, locked_until = $2::timestamptz + $3 * interval '1 millisecond',
+         started_at = coalesce(r.started_at, $2)
+   WHERE r.id = (
+     SELECT w.id FROM reconciliation_runs w
+      WHERE (w.status = 'requested'
+             AND NOT EXISTS (SELECT 1 FROM reconciliation_runs x WHERE x.endpoint_id = w.endpoint_id AND x.status = 'running'))
+         OR (w.status = 'running' AND w.locked_until < $2)
+      ORDER BY w.id
+      LIMIT 1
+        FOR UPDATE SKIP LOCKED)
+  RETURNING ${RUN_COLUMNS}`;
+
+/** Stores a page's progress and renews the lease, fenced by it; no row: the lease was lost. */
+export const RECORD_PROGRESS = `
+  UPDATE reconciliation_runs
+     SET position = coalesce($3, position), listed = listed + $4, found_missing = found_missing + $5,
+         accepted = accepted + $6, api_calls = api_calls + $7,
+         locked_until = $8::timestamptz + $9 * interval '1 millisecond'
+   WHERE id = $1 AND locked_by = $2 AND status = 'running'
+  RETURNING id`;
+
+/** Ends a run, fenced by its lease. */
+export const FINISH_RUN = `
+  UPDATE reconciliation_runs
+     SET status = $3, error = $4, finished_at = $5, locked_by = NULL, locked_until = NULL
+   WHERE id = $1 AND locked_by = $2 AND status = 'running'
+  RETURNING id`;
+
+/** Moves the endpoint's cursor forward only. */
+export const ADVANCE_CURSOR = `
+  INSERT INTO reconciliation_cursors AS c (endpoint_id, cursor_at, last_success_at, updated_at)
+  VALUES ($1, $2, $3, $3)
+  ON CONFLICT (endpoint_id) DO UPDATE
+    SET cursor_at = GREATEST(c.cursor_at, EXCLUDED.cursor_at), last_success_at = EXCLUDED.last_success_at, updated_at = EXCLUDED.updated_at`;
+
+export const CURSOR_OF = `SELECT cursor_at, last_success_at FROM reconciliation_cursors WHERE endpoint_id = $1`;
+
+export const CURSORS = `SELECT endpoint_id, cursor_at, last_success_at FROM reconciliation_cursors`;
+
+/** The latest runs of each endpoint, newest first (index reconciliation_runs_endpoint). */
+export const RECENT_RUNS = `
+  SELECT r.* FROM unnest($1::text[]) AS e(endpoint_id)
+   CROSS JOIN LATERAL (
+     SELECT ${RUN_COLUMNS} FROM reconciliation_runs WHERE endpoint_id = e.endpoint_id ORDER BY id DESC LIMIT $2
+   ) r`;
