@@ -7,8 +7,7 @@ import { Page, PageRequest } from '../common/pagination';
 import { afterCommit, transactionWithAfterCommit } from '../database/after-commit';
 import { PgNotifications } from '../database/pg-notifications';
 import { InboxAdminRepository } from './inbox-admin.repository';
-import { INBOX_CHANNEL } from './inbox-worker.scheduler';
-import { InboxBacklog, InboxEventView, InboxFilter, InboxStats, InboxStatus, InboxStatusChange } from './inbox.types';
+import { INBOX_CHANNEL, InboxBacklog, InboxEventView, InboxFilter, InboxStats, InboxStatus, InboxStatusChange } from './inbox.types';
 
 /** Rows per bulk-replay transaction: bounded lock time and WAL per commit. */
 export const BULK_REPLAY_BATCH = 500;

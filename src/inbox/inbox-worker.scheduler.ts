@@ -3,8 +3,8 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { PgNotifications } from '../database/pg-notifications';
 import { InboxWorker } from './inbox-worker';
+import { INBOX_CHANNEL } from './inbox.types';
 
-export const INBOX_CHANNEL = 'webhook_inbox';
 const INTERVAL_NAME = 'inbox-worker';
 
 /**

@@ -4,8 +4,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { isDeadlock, isInvalidData } from '../common/database-errors';
 import { GroupCommit } from './group-commit';
 import { identity, InboxRepository } from './inbox.repository';
-import { INBOX_CHANNEL } from './inbox-worker.scheduler';
-import { AcceptRequest, AcceptResult } from './inbox.types';
+import { AcceptRequest, AcceptResult, INBOX_CHANNEL } from './inbox.types';
 
 /** The inbox as ingestion and retention see it (operators use InboxAdminService). */
 @Injectable()

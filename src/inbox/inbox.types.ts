@@ -1,6 +1,10 @@
 import type { ProviderReading } from '../provider-api/state-reader';
 
 export type { ProviderReading };
+
+/** The NOTIFY channel that wakes the workers: after an accept or a replay commits, before the next poll. */
+export const INBOX_CHANNEL = 'webhook_inbox';
+
 export type InboxStatus = 'pending' | 'processing' | 'done' | 'ignored' | 'quarantined';
 
 export interface AcceptRequest {

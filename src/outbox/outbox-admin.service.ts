@@ -7,8 +7,7 @@ import { Page, PageRequest } from '../common/pagination';
 import { afterCommit, transactionWithAfterCommit } from '../database/after-commit';
 import { PgNotifications } from '../database/pg-notifications';
 import { OutboxAdminRepository } from './outbox-admin.repository';
-import { OUTBOX_CHANNEL } from './outbox-writer';
-import { OutboxBacklog, OutboxEntryView, OutboxFilter, OutboxStats, OutboxStatus, OutboxStatusChange } from './outbox.types';
+import { OUTBOX_CHANNEL, OutboxBacklog, OutboxEntryView, OutboxFilter, OutboxStats, OutboxStatus, OutboxStatusChange } from './outbox.types';
 
 /**
  * The operators' use cases on the outbox. Each repair is one transaction: lock the

@@ -3,7 +3,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { PgNotifications } from '../database/pg-notifications';
 import { OutboxRelay, RELAY_BATCH_SIZE } from './outbox-relay';
-import { OUTBOX_CHANNEL } from './outbox-writer';
+import { OUTBOX_CHANNEL } from './outbox.types';
 
 /**
  * Runs the relay every RELAY_POLL_MS and on an `outbox` notification, only on

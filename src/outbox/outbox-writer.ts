@@ -4,37 +4,14 @@ import { afterCommit } from '../database/after-commit';
 import { PgNotifications } from '../database/pg-notifications';
 import { queryPreparedIn } from '../database/prepared-statement';
 import { INSERT_OUTBOX } from './outbox.queries';
-
-/** Body of an ERP operation: everything the relay needs, so a resend is identical. */
-export interface ErpOperationPayload {
-  operationKey: string;
-  type: 'order.paid' | 'order.refunded';
-  tenantId: string;
-  orderId: string;
-  /** Integer minor units. */
-  amountMinor: number;
-  /** Lower-case ISO 4217. */
-  currency: string;
-  paymentId: string;
-  /** ISO time of the business change (the provider event's `created`). */
-  occurredAt: string;
-}
-
-export interface EmailPayload {
-  to: string;
-  template: 'receipt' | 'refund';
-  data: { orderId: string; amountMinor: number; currency: string };
-}
+import { OUTBOX_CHANNEL } from './outbox.types';
 
 /**
- * The payload of each destination, by name. A team's own destination adds its
- * entry by declaration merging (docs/extending.md):
- * `declare module '.../outbox/outbox-writer' { interface OutboxPayloads { crm: CrmPayload } }`.
+ * The payload of each destination, by name. Each destination adds its entry
+ * beside itself by declaration merging (erp.destination.ts, docs/extending.md):
+ * `declare module '../outbox-writer' { interface OutboxPayloads { crm: CrmPayload } }`.
  */
-export interface OutboxPayloads {
-  erp: ErpOperationPayload;
-  email: EmailPayload;
-}
+export interface OutboxPayloads {}
 
 export type OutboxWrite = {
   /** The Idempotency-Key, e.g. `erp:order-paid:<tenant>:<order>`. */
@@ -44,8 +21,6 @@ export type OutboxWrite = {
   /** The inbox row whose processing produced this entry. */
   sourceEventId: string | null;
 } & { [D in keyof OutboxPayloads]: { destination: D; payload: OutboxPayloads[D] } }[keyof OutboxPayloads];
-
-export const OUTBOX_CHANNEL = 'outbox';
 
 /**
  * Writes outbox entries inside the caller's transaction, so they commit (or

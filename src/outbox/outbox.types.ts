@@ -1,3 +1,6 @@
+/** The NOTIFY channel that wakes the relays: after new entries or a re-queue commit, before the next poll. */
+export const OUTBOX_CHANNEL = 'outbox';
+
 export type OutboxStatus = 'pending' | 'delivering' | 'delivered' | 'unresolved' | 'dead';
 
 // ---- Operator reads and repairs (OutboxAdminService) ----

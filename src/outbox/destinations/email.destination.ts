@@ -4,6 +4,19 @@ import { Clock } from '../../common/clock';
 import { DeliveryOptions, DeliveryResult, Destination, DestinationFor, OutboxEntry } from './destination';
 import { DestinationHttpClient } from './http-client';
 
+/** Body of an email send: recipient, template and its data. */
+export interface EmailPayload {
+  to: string;
+  template: 'receipt' | 'refund';
+  data: { orderId: string; amountMinor: number; currency: string };
+}
+
+declare module '../outbox-writer' {
+  interface OutboxPayloads {
+    email: EmailPayload;
+  }
+}
+
 /** The email request body `{to, template, data}` from the outbox row alone (byte-identical on resend). */
 export function emailRequestBody(entry: OutboxEntry): string {
   const { to, template, data } = entry.payload;

@@ -4,6 +4,27 @@ import { Clock } from '../../common/clock';
 import { DeliveryOptions, DeliveryResult, Destination, DestinationFor, OperationOutcome, OutboxEntry } from './destination';
 import { DestinationHttpClient } from './http-client';
 
+/** Body of an ERP operation: everything the relay needs, so a resend is identical. */
+export interface ErpOperationPayload {
+  operationKey: string;
+  type: 'order.paid' | 'order.refunded';
+  tenantId: string;
+  orderId: string;
+  /** Integer minor units. */
+  amountMinor: number;
+  /** Lower-case ISO 4217. */
+  currency: string;
+  paymentId: string;
+  /** ISO time of the business change (the provider event's `created`). */
+  occurredAt: string;
+}
+
+declare module '../outbox-writer' {
+  interface OutboxPayloads {
+    erp: ErpOperationPayload;
+  }
+}
+
 /**
  * The request body of an ERP operation, in the documented field order, from
  * the outbox row alone: a resend is byte-identical to the first request.
