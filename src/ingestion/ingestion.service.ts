@@ -40,7 +40,18 @@ export class IngestionService {
     private readonly metrics: IngestionMetrics,
   ) {}
 
-  endpoint(endpointId: string): EndpointConfig {
+  /**
+   * One webhook request, end to end: the endpoint, its bounded raw body, the
+   * signature, the inbox row (or a handshake's reply). Resolves only after that
+   * row is committed; every failure is an AppError with a reason, counted and logged.
+   */
+  async receive(endpointId: string, req: IncomingMessage): Promise<IngestionResult | HandshakeResult> {
+    const endpoint = this.endpoint(endpointId);
+    const rawBody = await this.readBody(endpoint, req);
+    return this.accept(endpoint, req.headers, rawBody);
+  }
+
+  private endpoint(endpointId: string): EndpointConfig {
     const endpoint = this.config.endpoints.get(endpointId);
     if (!endpoint) {
       this.metrics.rejected('unknown', 'unknown_endpoint');
@@ -50,7 +61,7 @@ export class IngestionService {
   }
 
   /** The request's exact bytes, within the endpoint's size limit; a refusal is counted and logged like any other. */
-  async readBody(endpoint: EndpointConfig, req: IncomingMessage): Promise<Buffer> {
+  private async readBody(endpoint: EndpointConfig, req: IncomingMessage): Promise<Buffer> {
     try {
       return await readRawBody(req, endpoint.maxBodyBytes);
     } catch (error) {
@@ -66,11 +77,8 @@ export class IngestionService {
     return error;
   }
 
-  /**
-   * Verifies, identifies and durably accepts one request. Resolves only after
-   * the inbox row is committed; every failure is an AppError with a reason.
-   */
-  async receive(endpoint: EndpointConfig, headers: IncomingHttpHeaders, rawBody: Buffer): Promise<IngestionResult | HandshakeResult> {
+  /** Verifies, identifies and durably accepts one request's bytes (or answers its handshake). */
+  private async accept(endpoint: EndpointConfig, headers: IncomingHttpHeaders, rawBody: Buffer): Promise<IngestionResult | HandshakeResult> {
     let event: VerifiedEvent;
     let text: string;
     try {

@@ -29,9 +29,7 @@ export class WebhookRoute {
   /** 200 only once the event is durably committed (or already was); every failure has a stable `reason`. */
   private async receive(rawEndpointId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
-      const endpoint = this.ingestion.endpoint(decodeParam(rawEndpointId));
-      const rawBody = await this.ingestion.readBody(endpoint, req);
-      const result = await this.ingestion.receive(endpoint, req.headers, rawBody);
+      const result = await this.ingestion.receive(decodeParam(rawEndpointId), req);
       send(res, 200, result.status === 'handshake' ? result.reply : result);
     } catch (error) {
       const { status, headers, body } = errorResponse(error);
