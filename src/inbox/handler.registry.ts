@@ -1,5 +1,6 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { discoverMethods } from '../common/discovery';
 import { HandlerOutcome, RegisteredHandler, WebhookBatchHandler, WebhookEventHandler } from './inbox.types';
 import { WEBHOOK_EVENT_HANDLER, WebhookEventBinding } from './on-webhook-event.decorator';
 
@@ -15,15 +16,8 @@ export class HandlerRegistry implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    for (const wrapper of this.discovery.getProviders()) {
-      const instance = wrapper.instance as Record<string, unknown> | undefined;
-      if (!instance || typeof instance !== 'object' || !wrapper.isDependencyTreeStatic()) continue;
-      const prototype = Object.getPrototypeOf(instance);
-      for (const name of this.scanner.getAllMethodNames(prototype)) {
-        const method = prototype[name];
-        const bindings: WebhookEventBinding[] | undefined = Reflect.getMetadata(WEBHOOK_EVENT_HANDLER, method);
-        for (const b of bindings ?? []) this.register(b, method.bind(instance), `${wrapper.name}.${name}`);
-      }
+    for (const { metadata, method, label } of discoverMethods<WebhookEventBinding[]>(this.discovery, this.scanner, WEBHOOK_EVENT_HANDLER)) {
+      for (const binding of metadata) this.register(binding, method as WebhookEventHandler | WebhookBatchHandler, label);
     }
   }
 

@@ -1,5 +1,6 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
+import { discoverNamed } from '../../common/discovery';
 import { APP_CONFIG, AppConfig, EndpointConfig } from '../../config/app-config';
 import { ConfigError } from '../../config/config.error';
 import { WEBHOOK_PROVIDER_NAME, WebhookProvider } from './webhook-provider';
@@ -7,7 +8,7 @@ import { WEBHOOK_PROVIDER_NAME, WebhookProvider } from './webhook-provider';
 /** Finds every @WebhookProviderFor class at start and checks the endpoints file names only known ones. */
 @Injectable()
 export class ProviderRegistry implements OnModuleInit {
-  private readonly providers = new Map<string, WebhookProvider>();
+  private providers = new Map<string, WebhookProvider>();
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -15,13 +16,7 @@ export class ProviderRegistry implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    for (const wrapper of this.discovery.getProviders()) {
-      if (!wrapper.metatype || !wrapper.instance) continue;
-      const name = Reflect.getMetadata(WEBHOOK_PROVIDER_NAME, wrapper.metatype) as string | undefined;
-      if (!name) continue;
-      if (this.providers.has(name)) throw new ConfigError(`webhook provider "${name}" is registered twice`);
-      this.providers.set(name, wrapper.instance as WebhookProvider);
-    }
+    this.providers = discoverNamed(this.discovery, WEBHOOK_PROVIDER_NAME, (name) => new ConfigError(`webhook provider "${name}" is registered twice`));
     const problems = [...this.config.endpoints.values()].flatMap((endpoint) =>
       this.problems(endpoint).map((problem) => `WEBHOOK_ENDPOINTS_FILE: endpoint "${endpoint.id}": ${problem}`),
     );

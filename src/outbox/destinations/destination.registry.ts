@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
+import { discoverNamed } from '../../common/discovery';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { ConfigError } from '../../config/config.error';
 import { Destination, DESTINATION_NAME } from './destination';
@@ -17,18 +18,15 @@ export class DestinationRegistry implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    for (const wrapper of this.discovery.getProviders()) {
-      if (!wrapper.metatype || !wrapper.instance) continue;
-      const name = Reflect.getMetadata(DESTINATION_NAME, wrapper.metatype) as string | undefined;
-      if (!name) continue;
-      if (this.destinations.has(name)) throw new ConfigError(`destination "${name}" is registered twice`);
-      let destination = wrapper.instance as Destination;
-      if (!destination.configured) {
-        if (this.config.production) throw new ConfigError(`destination "${name}": no URL configured`);
-        this.logger.warn({ destination: name }, `destination "${name}" has no URL: using the built-in dev sink`);
-        destination = new DevSinkDestination(name);
+    const found = discoverNamed<Destination>(this.discovery, DESTINATION_NAME, (name) => new ConfigError(`destination "${name}" is registered twice`));
+    for (const [name, destination] of found) {
+      if (destination.configured) {
+        this.destinations.set(name, destination);
+        continue;
       }
-      this.destinations.set(name, destination);
+      if (this.config.production) throw new ConfigError(`destination "${name}": no URL configured`);
+      this.logger.warn({ destination: name }, `destination "${name}" has no URL: using the built-in dev sink`);
+      this.destinations.set(name, new DevSinkDestination(name));
     }
   }
 
