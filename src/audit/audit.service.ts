@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { microsExpr, Page, PageRequest, SqlWhere, toPage } from '../common/pagination';
+import { Page, PageRequest, queryPage, SqlWhere } from '../common/pagination';
 import { AUDIT_COLUMNS, INSERT_AUDIT } from './audit.queries';
 
 /** Who did it: an operator's token name and role. */
@@ -64,14 +64,7 @@ export class AuditService {
     if (filter.target) where.add('target = ?', filter.target);
     if (filter.from) where.add('at >= ?', filter.from);
     if (filter.to) where.add('at < ?', filter.to);
-    where.before('at', page.after);
-    const limit = where.param(page.limit + 1);
-    const rows = await this.dataSource.query(
-      `SELECT ${AUDIT_COLUMNS}, ${microsExpr('at')} AS page_at_us FROM admin_audit ${where.sql()}
-        ORDER BY at DESC, id DESC LIMIT ${limit}`,
-      where.params,
-    );
-    return toPage(rows as AuditRow[], page.limit, (r) => ({
+    return queryPage(this.dataSource, { columns: AUDIT_COLUMNS, table: 'admin_audit', orderBy: 'at', where }, page, (r: AuditRow) => ({
       id: String(r.id),
       actor: r.actor,
       role: r.role,

@@ -60,6 +60,38 @@ export function microsExpr(column: string): string {
   return `(floor(extract(epoch from ${column}) * 1000000))::bigint::text`;
 }
 
+/** What runs a query: a DataSource or a transaction's EntityManager. */
+export interface Queryable {
+  query(sql: string, params?: unknown[]): Promise<unknown>;
+}
+
+export interface PageQuery {
+  /** The select list (page_at_us is added). */
+  columns: string;
+  table: string;
+  /** The timestamp the list is ordered by, newest first, with `id` as the tie-break. */
+  orderBy: string;
+  /** The filter; the page's keyset condition and LIMIT are added to it. */
+  where: SqlWhere;
+}
+
+/** One page of an admin list: `limit + 1` rows fetched, so the page knows whether more follow. */
+export async function queryPage<R extends { page_at_us: string; id: string | number }, T>(
+  db: Queryable,
+  query: PageQuery,
+  page: PageRequest,
+  map: (row: R) => T,
+): Promise<Page<T>> {
+  const { columns, table, orderBy, where } = query;
+  where.before(orderBy, page.after);
+  const limit = where.param(page.limit + 1);
+  const rows = (await db.query(
+    `SELECT ${columns}, ${microsExpr(orderBy)} AS page_at_us FROM ${table} ${where.sql()} ORDER BY ${orderBy} DESC, id DESC LIMIT ${limit}`,
+    where.params,
+  )) as R[];
+  return toPage(rows, page.limit, map);
+}
+
 /** Turns `limit + 1` fetched rows into a page. */
 export function toPage<R extends { page_at_us: string; id: string | number }, T>(
   rows: R[],

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { microsExpr, Page, PageRequest, SqlWhere, toPage } from '../common/pagination';
+import { Page, PageRequest, queryPage, SqlWhere } from '../common/pagination';
 import {
   ADMIN_BACKLOG,
   ADMIN_LOCK,
@@ -22,14 +22,8 @@ export class InboxAdminRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   async list(filter: InboxFilter, page: PageRequest): Promise<Page<InboxEventView>> {
-    const where = inboxFilterWhere(filter).before('received_at', page.after);
-    const limit = where.param(page.limit + 1);
-    const rows: AdminRow[] = await this.dataSource.query(
-      `SELECT ${ADMIN_VIEW_COLUMNS}, ${microsExpr('received_at')} AS page_at_us
-         FROM webhook_inbox ${where.sql()} ORDER BY received_at DESC, id DESC LIMIT ${limit}`,
-      where.params,
-    );
-    return toPage(rows, page.limit, (r) => toView(r, false));
+    const query = { columns: ADMIN_VIEW_COLUMNS, table: 'webhook_inbox', orderBy: 'received_at', where: inboxFilterWhere(filter) };
+    return queryPage(this.dataSource, query, page, (r: AdminRow) => toView(r, false));
   }
 
   async get(id: string, withPayload: boolean): Promise<InboxEventView | undefined> {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { microsExpr, Page, PageRequest, SqlWhere, toPage } from '../common/pagination';
+import { Page, PageRequest, queryPage, SqlWhere } from '../common/pagination';
 import {
   ADMIN_OUTBOX_BACKLOG,
   ADMIN_OUTBOX_BY_STATUS,
@@ -24,14 +24,8 @@ export class OutboxAdminRepository {
     if (filter.tenant) where.add('tenant_id = ?', filter.tenant);
     if (filter.from) where.add('created_at >= ?', filter.from);
     if (filter.to) where.add('created_at < ?', filter.to);
-    where.before('created_at', page.after);
-    const limit = where.param(page.limit + 1);
-    const rows: AdminOutboxRow[] = await this.dataSource.query(
-      `SELECT ${ADMIN_OUTBOX_COLUMNS}${withPayload ? ', payload' : ''}, ${microsExpr('created_at')} AS page_at_us
-         FROM outbox ${where.sql()} ORDER BY created_at DESC, id DESC LIMIT ${limit}`,
-      where.params,
-    );
-    return toPage(rows, page.limit, (r) => toOutboxView(r, withPayload));
+    const columns = ADMIN_OUTBOX_COLUMNS + (withPayload ? ', payload' : '');
+    return queryPage(this.dataSource, { columns, table: 'outbox', orderBy: 'created_at', where }, page, (r: AdminOutboxRow) => toOutboxView(r, withPayload));
   }
 
   async get(id: string, withPayload: boolean): Promise<OutboxEntryView | undefined> {
