@@ -1,0 +1,136 @@
+-- The schema after every migration, written by test/database/schema.int-spec.ts: do not edit by hand.
+
+CREATE TABLE admin_audit (
+  id bigint GENERATED ALWAYS AS IDENTITY NOT NULL,
+  actor text NOT NULL,
+  role text NOT NULL,
+  action text NOT NULL,
+  target text NOT NULL,
+  reason text NOT NULL,
+  before_status text,
+  after_status text,
+  details jsonb,
+  at timestamp with time zone NOT NULL DEFAULT now()
+);
+
+CREATE TABLE orders (
+  tenant_id text NOT NULL,
+  id text NOT NULL,
+  status text NOT NULL,
+  provider_payment_id text,
+  total_minor bigint NOT NULL,
+  currency text NOT NULL,
+  customer_email text NOT NULL,
+  last_payment_error text,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  updated_at timestamp with time zone NOT NULL DEFAULT now()
+) WITH (fillfactor=90);
+
+CREATE TABLE outbox (
+  id bigint GENERATED ALWAYS AS IDENTITY NOT NULL,
+  operation_key text NOT NULL,
+  destination text NOT NULL,
+  operation_type text NOT NULL,
+  tenant_id text NOT NULL,
+  payload jsonb NOT NULL,
+  status text NOT NULL DEFAULT 'pending'::text,
+  attempts integer NOT NULL DEFAULT 0,
+  next_attempt_at timestamp with time zone NOT NULL DEFAULT now(),
+  locked_by text,
+  locked_until timestamp with time zone,
+  last_error text,
+  last_status_code integer,
+  outcome_unknown boolean NOT NULL DEFAULT false,
+  source_event_id bigint,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  delivered_at timestamp with time zone
+) WITH (fillfactor=80, autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=1000, autovacuum_vacuum_insert_scale_factor=0.05, autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0);
+
+CREATE TABLE schema_migrations (
+  id integer NOT NULL DEFAULT nextval('schema_migrations_id_seq'::regclass),
+  timestamp bigint NOT NULL,
+  name character varying NOT NULL
+);
+
+CREATE TABLE webhook_inbox (
+  id bigint GENERATED ALWAYS AS IDENTITY NOT NULL,
+  source_scope text NOT NULL,
+  event_id text NOT NULL,
+  tenant_id text NOT NULL,
+  provider text NOT NULL,
+  endpoint_id text NOT NULL,
+  event_type text NOT NULL,
+  payload jsonb,
+  payload_sha256 text NOT NULL,
+  verified_with text NOT NULL,
+  status text NOT NULL,
+  status_reason text,
+  attempts integer NOT NULL DEFAULT 0,
+  next_attempt_at timestamp with time zone NOT NULL DEFAULT now(),
+  locked_by text,
+  locked_until timestamp with time zone,
+  last_error text,
+  received_at timestamp with time zone NOT NULL DEFAULT now(),
+  completed_at timestamp with time zone,
+  deliveries integer NOT NULL DEFAULT 1,
+  last_delivery_at timestamp with time zone NOT NULL DEFAULT now(),
+  digest_conflicts integer NOT NULL DEFAULT 0
+) WITH (fillfactor=80, autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=1000, autovacuum_vacuum_insert_scale_factor=0.05, autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0);
+
+ALTER TABLE admin_audit ADD CONSTRAINT admin_audit_pkey PRIMARY KEY (id);
+
+ALTER TABLE orders ADD CONSTRAINT orders_currency_check CHECK ((currency ~ '^[a-z]{3}$'::text));
+
+ALTER TABLE orders ADD CONSTRAINT orders_pkey PRIMARY KEY (tenant_id, id);
+
+ALTER TABLE orders ADD CONSTRAINT orders_status_check CHECK ((status = ANY (ARRAY['awaiting_payment'::text, 'paid'::text, 'refunded'::text, 'canceled'::text])));
+
+ALTER TABLE orders ADD CONSTRAINT orders_total_minor_check CHECK ((total_minor >= 0));
+
+ALTER TABLE outbox ADD CONSTRAINT outbox_operation_key UNIQUE (operation_key);
+
+ALTER TABLE outbox ADD CONSTRAINT outbox_pkey PRIMARY KEY (id);
+
+ALTER TABLE outbox ADD CONSTRAINT outbox_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'delivering'::text, 'delivered'::text, 'unresolved'::text, 'dead'::text])));
+
+ALTER TABLE schema_migrations ADD CONSTRAINT PK_62441bec32630ced9e4cccae336 PRIMARY KEY (id);
+
+ALTER TABLE webhook_inbox ADD CONSTRAINT webhook_inbox_identity UNIQUE (source_scope, event_id);
+
+ALTER TABLE webhook_inbox ADD CONSTRAINT webhook_inbox_payload_sha256_check CHECK ((payload_sha256 ~ '^[0-9a-f]{64}$'::text));
+
+ALTER TABLE webhook_inbox ADD CONSTRAINT webhook_inbox_pkey PRIMARY KEY (id);
+
+ALTER TABLE webhook_inbox ADD CONSTRAINT webhook_inbox_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'done'::text, 'ignored'::text, 'quarantined'::text])));
+
+CREATE INDEX admin_audit_at ON public.admin_audit USING btree (at, id);
+
+CREATE UNIQUE INDEX admin_audit_pkey ON public.admin_audit USING btree (id);
+
+CREATE UNIQUE INDEX orders_payment ON public.orders USING btree (tenant_id, provider_payment_id) WHERE (provider_payment_id IS NOT NULL);
+
+CREATE UNIQUE INDEX orders_pkey ON public.orders USING btree (tenant_id, id);
+
+CREATE INDEX outbox_created ON public.outbox USING btree (created_at, id);
+
+CREATE INDEX outbox_due ON public.outbox USING btree (next_attempt_at) WHERE (status = 'pending'::text);
+
+CREATE INDEX outbox_leased ON public.outbox USING btree (locked_until) WHERE (status = 'delivering'::text);
+
+CREATE UNIQUE INDEX outbox_operation_key ON public.outbox USING btree (operation_key);
+
+CREATE UNIQUE INDEX outbox_pkey ON public.outbox USING btree (id);
+
+CREATE UNIQUE INDEX "PK_62441bec32630ced9e4cccae336" ON public.schema_migrations USING btree (id);
+
+CREATE INDEX webhook_inbox_due ON public.webhook_inbox USING btree (next_attempt_at) WHERE (status = 'pending'::text);
+
+CREATE UNIQUE INDEX webhook_inbox_identity ON public.webhook_inbox USING btree (source_scope, event_id);
+
+CREATE INDEX webhook_inbox_leased ON public.webhook_inbox USING btree (locked_until) WHERE (status = 'processing'::text);
+
+CREATE INDEX webhook_inbox_payload_retention ON public.webhook_inbox USING btree (received_at) WHERE ((payload IS NOT NULL) AND (status = ANY (ARRAY['done'::text, 'ignored'::text])));
+
+CREATE UNIQUE INDEX webhook_inbox_pkey ON public.webhook_inbox USING btree (id);
+
+CREATE INDEX webhook_inbox_received ON public.webhook_inbox USING btree (received_at, id);
