@@ -1,18 +1,11 @@
 import request from 'supertest';
-import { createTestDatabase, TestDatabase } from './support/test-database';
-import { startTestApp, TestApp } from './support/test-app';
+import { TestDatabase } from './support/test-database';
+import { TestApp, useTestApp } from './support/test-app';
 
 describe('OpenAPI at /docs', () => {
   let db: TestDatabase;
   let t: TestApp;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    t = await startTestApp({ databaseUrl: db.url });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await db?.drop();
-  });
+  useTestApp({}, (started) => ({ db, t } = started));
 
   it('serves the Swagger UI page and its assets', async () => {
     const page = await request(t.url).get('/docs');

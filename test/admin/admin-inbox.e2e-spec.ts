@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { signStripe, stripeEvent } from '../support/signers';
-import { createTestDatabase, TestDatabase } from '../support/test-database';
-import { OPERATOR_TOKEN, startTestApp, TestApp, VIEWER_TOKEN } from '../support/test-app';
+import { TestDatabase } from '../support/test-database';
+import { OPERATOR_TOKEN, TestApp, useTestApp, VIEWER_TOKEN } from '../support/test-app';
 
 const SECRET = 'whsec_admin_test_secret';
 const op = { Authorization: `Bearer ${OPERATOR_TOKEN}` };
@@ -10,18 +10,9 @@ const viewer = { Authorization: `Bearer ${VIEWER_TOKEN}` };
 describe('admin inbox API (scenarios 25-27)', () => {
   let db: TestDatabase;
   let t: TestApp;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    t = await startTestApp({
-      databaseUrl: db.url,
-      endpoints: [{ id: 'stripe-acme', provider: 'stripe', tenantId: 'acme', secrets: [{ label: 'current', value: SECRET }] }],
-    });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await db?.drop();
-  });
+  useTestApp({
+    endpoints: [{ id: 'stripe-acme', provider: 'stripe', tenantId: 'acme', secrets: [{ label: 'current', value: SECRET }] }],
+  }, (started) => ({ db, t } = started));
 
   async function deliver(id: string, type = 'payment_intent.succeeded'): Promise<string> {
     const signed = signStripe(stripeEvent({ id, type }), SECRET);
@@ -226,14 +217,7 @@ describe('admin inbox API (scenarios 25-27)', () => {
 describe('admin JSON bodies', () => {
   let db: TestDatabase;
   let t: TestApp;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    t = await startTestApp({ databaseUrl: db.url });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await db?.drop();
-  });
+  useTestApp({}, (started) => ({ db, t } = started));
 
   it('answers malformed JSON with 400 invalid_json', async () => {
     const res = await request(t.url).post('/admin/inbox/1/replay').set(op).set('Content-Type', 'application/json').send('{"reason":');

@@ -1,6 +1,6 @@
 import request from 'supertest';
-import { createTestDatabase, TestDatabase } from '../support/test-database';
-import { OPERATOR_TOKEN, startTestApp, TestApp, VIEWER_TOKEN } from '../support/test-app';
+import { TestDatabase } from '../support/test-database';
+import { OPERATOR_TOKEN, TestApp, useTestApp, VIEWER_TOKEN } from '../support/test-app';
 
 const op = { Authorization: `Bearer ${OPERATOR_TOKEN}` };
 const viewer = { Authorization: `Bearer ${VIEWER_TOKEN}` };
@@ -8,15 +8,7 @@ const viewer = { Authorization: `Bearer ${VIEWER_TOKEN}` };
 describe('admin outbox, orders and stats', () => {
   let db: TestDatabase;
   let t: TestApp;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    t = await startTestApp({ databaseUrl: db.url });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await db?.drop();
-  });
+  useTestApp({}, (started) => ({ db, t } = started));
 
   async function outboxRow(key: string, status: string, extra = ''): Promise<string> {
     const [row] = await db.query<{ id: string }>(

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { runTsChild } from '../support/child-process';
-import { createTestDatabase, TestDatabase } from '../support/test-database';
-import { startTestApp, TestApp } from '../support/test-app';
+import { TestDatabase } from '../support/test-database';
+import { TestApp, useTestApp } from '../support/test-app';
 
 const CLI = join(__dirname, '..', '..', 'src', 'cli', 'cli.ts');
 
@@ -9,18 +9,9 @@ const CLI = join(__dirname, '..', '..', 'src', 'cli', 'cli.ts');
 describe('cli send', () => {
   let db: TestDatabase;
   let t: TestApp;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    t = await startTestApp({
-      databaseUrl: db.url,
-      endpoints: [{ id: 'slack-demo', provider: 'slack', tenantId: 'demo', secrets: [{ label: 'app', value: 'slack-cli-secret' }] }],
-    });
-  });
-  afterAll(async () => {
-    await t.close();
-    await db.drop();
-  });
+  useTestApp({
+    endpoints: [{ id: 'slack-demo', provider: 'slack', tenantId: 'demo', secrets: [{ label: 'app', value: 'slack-cli-secret' }] }],
+  }, (started) => ({ db, t } = started));
 
   it('sends a signed Slack event that is accepted with its type', async () => {
     const result = await runTsChild(CLI, ['send', 'slack-demo', 'reaction_added', '--event-id', 'EvCLI1', '--url', t.url], {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { runTsChild } from '../support/child-process';
-import { createTestDatabase, TestDatabase } from '../support/test-database';
-import { startTestApp, TestApp } from '../support/test-app';
+import { TestDatabase } from '../support/test-database';
+import { TestApp, useTestApp } from '../support/test-app';
 import { createOrder, ENDPOINTS, inboxRow, orderRow, outboxRows, paymentIntentEvent, postStripe, worker } from './worker-fixtures';
 
 const LEASE_MS = 30_000;
@@ -11,15 +11,7 @@ const runWorkerChild = (args: string[]) => runTsChild(join(__dirname, 'worker-ch
 describe('worker: a process killed between the order update and the commit [scenarios 14, 19]', () => {
   let db: TestDatabase;
   let t: TestApp;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    t = await startTestApp({ databaseUrl: db.url, endpoints: ENDPOINTS, env: { WORKER_LEASE_MS: String(LEASE_MS) } });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await db?.drop();
-  });
+  useTestApp({ endpoints: ENDPOINTS, env: { WORKER_LEASE_MS: String(LEASE_MS) } }, (started) => ({ db, t } = started));
 
   it('leaves nothing of the attempt visible; after the lease expires another worker completes it once', async () => {
     await createOrder(t, 'o14');

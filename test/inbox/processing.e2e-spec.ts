@@ -4,8 +4,8 @@ import { HandlerOutcome } from '../../src/inbox/inbox.types';
 import { OnWebhookEvent } from '../../src/inbox/on-webhook-event.decorator';
 import { WorkerFaults } from '../../src/inbox/worker-faults';
 import { OrdersService } from '../../src/orders/orders.service';
-import { createTestDatabase, TestDatabase } from '../support/test-database';
-import { startTestApp, TestApp } from '../support/test-app';
+import { TestDatabase } from '../support/test-database';
+import { TestApp, useTestApp } from '../support/test-app';
 import {
   chargeRefundedEvent,
   createOrder,
@@ -34,20 +34,11 @@ class TestHandlersModule {}
 describe('worker: processing [scenarios 13, 15-18]', () => {
   let db: TestDatabase;
   let t: TestApp;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    t = await startTestApp({
-      databaseUrl: db.url,
-      endpoints: ENDPOINTS,
-      env: { WORKER_MAX_ATTEMPTS: '3', RETRY_BASE_MS: '1000', RETRY_MAX_MS: '60000' },
-      imports: [TestHandlersModule],
-    });
-  });
-  afterAll(async () => {
-    await t.close();
-    await db.drop();
-  });
+  useTestApp({
+    endpoints: ENDPOINTS,
+    env: { WORKER_MAX_ATTEMPTS: '3', RETRY_BASE_MS: '1000', RETRY_MAX_MS: '60000' },
+    imports: [TestHandlersModule],
+  }, (started) => ({ db, t } = started));
   afterEach(() => {
     t.app.get(WorkerFaults).beforeComplete = async () => undefined;
   });

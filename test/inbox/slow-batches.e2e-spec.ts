@@ -1,7 +1,7 @@
 import { EntityManager } from 'typeorm';
 import { WorkerFaults } from '../../src/inbox/worker-faults';
-import { createTestDatabase, TestDatabase } from '../support/test-database';
-import { startTestApp, TestApp } from '../support/test-app';
+import { TestDatabase } from '../support/test-database';
+import { TestApp, useTestApp } from '../support/test-app';
 import { createOrder, ENDPOINTS, paymentIntentEvent, postStripe, worker } from './worker-fixtures';
 
 const EVENTS = 600;
@@ -14,15 +14,7 @@ const EVENTS = 600;
 describe('worker: slow batches against a short lease', () => {
   let db: TestDatabase;
   let t: TestApp;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    t = await startTestApp({ databaseUrl: db.url, endpoints: ENDPOINTS, env: { WORKER_LEASE_MS: '3000' } });
-  });
-  afterAll(async () => {
-    await t.close();
-    await db.drop();
-  });
+  useTestApp({ endpoints: ENDPOINTS, env: { WORKER_LEASE_MS: '3000' } }, (started) => ({ db, t } = started));
 
   it('claims only for free lanes, so every batch completes inside its lease', async () => {
     const ids = Array.from({ length: EVENTS }, (_, i) => `slow${i}`);

@@ -2,8 +2,8 @@ import { createHmac } from 'node:crypto';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { signGithub, signShopify, signStandard, signStripe, stripeEvent } from '../support/signers';
-import { createTestDatabase, TestDatabase } from '../support/test-database';
-import { startTestApp, TestApp } from '../support/test-app';
+import { TestDatabase } from '../support/test-database';
+import { TestApp, useTestApp } from '../support/test-app';
 
 const STRIPE_SECRET = 'whsec_current_secret_for_tests';
 const STRIPE_OLD_SECRET = 'whsec_old_secret_for_tests';
@@ -34,15 +34,7 @@ const endpoints = [
 describe('Receipt: POST /webhooks/:endpointId (scenarios 1-5, 7-9, 11, 12, 12a)', () => {
   let db: TestDatabase;
   let t: TestApp;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    t = await startTestApp({ databaseUrl: db.url, endpoints });
-  });
-  afterAll(async () => {
-    await t.close();
-    await db.drop();
-  });
+  useTestApp({ endpoints }, (started) => ({ db, t } = started));
   beforeEach(async () => {
     await db.query('TRUNCATE webhook_inbox');
     t.clock.offsetMs = 0;

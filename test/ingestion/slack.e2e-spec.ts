@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { signRequest } from '../../src/cli/sign-request';
-import { createTestDatabase, TestDatabase } from '../support/test-database';
-import { startTestApp, TestApp } from '../support/test-app';
+import { TestDatabase } from '../support/test-database';
+import { TestApp, useTestApp } from '../support/test-app';
 
 const SECRET = 'slack-signing-secret-for-tests';
 
@@ -35,15 +35,7 @@ function eventCallback(eventId: string, overrides: Record<string, unknown> = {})
 describe('Slack provider and verified handshakes', () => {
   let db: TestDatabase;
   let t: TestApp;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    t = await startTestApp({ databaseUrl: db.url, endpoints });
-  });
-  afterAll(async () => {
-    await t.close();
-    await db.drop();
-  });
+  useTestApp({ endpoints }, (started) => ({ db, t } = started));
   beforeEach(async () => {
     await db.query('TRUNCATE webhook_inbox');
     t.clock.offsetMs = 0;

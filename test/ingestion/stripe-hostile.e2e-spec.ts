@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { signStripe, stripeEvent } from '../support/signers';
-import { createTestDatabase, TestDatabase } from '../support/test-database';
-import { startTestApp, TestApp } from '../support/test-app';
+import { TestDatabase } from '../support/test-database';
+import { TestApp, useTestApp } from '../support/test-app';
 
 // Found by the fault suite (test/faults): the Stripe SDK verifies the body after a
 // lossy UTF-8 decode (invalid bytes become U+FFFD, a leading BOM is dropped), so
@@ -19,14 +19,7 @@ function signText(text: string): string {
 describe('Stripe: hostile bytes and headers found by the fault suite', () => {
   let db: TestDatabase;
   let t: TestApp;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    t = await startTestApp({ databaseUrl: db.url, endpoints });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await db?.drop();
-  });
+  useTestApp({ endpoints }, (started) => ({ db, t } = started));
 
   // fetch, not supertest: superagent re-encodes a Buffer sent as application/json.
   const post = async (body: Buffer, signature: string) => {

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { signStripe, stripeEvent } from '../support/signers';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
-import { startTestApp, TestApp } from '../support/test-app';
+import { startTestApp, TestApp, useTestApp } from '../support/test-app';
 
 const SECRET = 'whsec_metrics_test_secret';
 
@@ -84,14 +84,7 @@ describe('/metrics and /health', () => {
 describe('/metrics with METRICS_TOKEN', () => {
   let db: TestDatabase;
   let t: TestApp;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    t = await startTestApp({ databaseUrl: db.url, env: { METRICS_TOKEN: 'metrics-token-abcdef-0123456789' } });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await db?.drop();
-  });
+  useTestApp({ env: { METRICS_TOKEN: 'metrics-token-abcdef-0123456789' } }, (started) => ({ db, t } = started));
 
   it('needs the token', async () => {
     expect((await request(t.url).get('/metrics')).status).toBe(401);

@@ -1,7 +1,7 @@
 import { OutboxRelay } from '../../src/outbox/outbox-relay';
 import { FakeDestination, startFakeEmail, startFakeErp } from '../support/fake-destinations';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
-import { startTestApp, TestApp } from '../support/test-app';
+import { startTestApp, TestApp, useTestApp } from '../support/test-app';
 import { insertEmailRow, insertErpRow, outboxRow } from './outbox-rows';
 
 const RETRY_MS = 1000;
@@ -309,14 +309,7 @@ describe('outbox relay (real PostgreSQL, fake ERP and email API)', () => {
 describe('dev mode (no ERP_URL / EMAIL_URL)', () => {
   let db: TestDatabase;
   let t: TestApp;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    t = await startTestApp({ databaseUrl: db.url });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await db?.drop();
-  });
+  useTestApp({}, (started) => ({ db, t } = started));
 
   it('delivers to the built-in dev sink and logs keys, never payloads', async () => {
     const erpKey = await insertErpRow(db, 'dev-1');

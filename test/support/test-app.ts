@@ -8,6 +8,7 @@ import { AppConfig } from '../../src/config/app-config';
 import { Env, loadConfig } from '../../src/config/load-config';
 import { CapturingLogger } from './capturing-logger';
 import { FakeClock } from './fake-clock';
+import { createTestDatabase, TestDatabase } from './test-database';
 
 export const OPERATOR_TOKEN = 'test-operator-token-0123456789';
 export const VIEWER_TOKEN = 'test-viewer-token-0123456789';
@@ -60,4 +61,27 @@ export async function startTestApp(options: TestAppOptions): Promise<TestApp> {
     clock,
     close: () => app.close(),
   };
+}
+
+/**
+ * The usual setup of a describe block: before its tests, a database of its own
+ * and the application on it (`options` may be a function, read then, when it
+ * needs what an earlier beforeAll started); both closed after them. `use` hands
+ * the pair to the block's variables.
+ */
+export function useTestApp(
+  options: Omit<TestAppOptions, 'databaseUrl'> | (() => Omit<TestAppOptions, 'databaseUrl'>),
+  use: (started: { db: TestDatabase; t: TestApp }) => void,
+): void {
+  let db: TestDatabase | undefined;
+  let t: TestApp | undefined;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    t = await startTestApp({ ...(typeof options === 'function' ? options() : options), databaseUrl: db.url });
+    use({ db, t });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await db?.drop();
+  });
 }
