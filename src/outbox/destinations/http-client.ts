@@ -66,7 +66,7 @@ export class DestinationHttpClient {
   }
 }
 
-/** The outcome rules of DESIGN section 7 for an HTTP answer. */
+/** The outcome rules for an HTTP answer (listed in docs/extending.md). */
 export function classifyResponse(reply: HttpReply, now: Date): DeliveryResult {
   const { status } = reply;
   if ((status >= 200 && status < 300) || status === 409) return { kind: 'delivered', statusCode: status };
