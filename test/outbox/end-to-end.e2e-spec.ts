@@ -3,15 +3,8 @@ import { FakeDestination, startFakeEmail, startFakeErp } from '../support/fake-d
 import { signStripe } from '../support/signers';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { OPERATOR_TOKEN, startTestApp, TestApp } from '../support/test-app';
+import { waitFor } from '../support/wait-for';
 import { ENDPOINTS, paymentIntentEvent, STRIPE_SECRET } from '../inbox/worker-fixtures';
-
-async function until(ok: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe('end to end on the running service: webhook -> order -> ERP and email', () => {
   let db: TestDatabase;
@@ -55,11 +48,15 @@ describe('end to end on the running service: webhook -> order -> ERP and email',
 
     const erpKey = 'erp:order-paid:acme:e2e-1';
     const emailKey = 'email:receipt:acme:e2e-1';
-    await until(async () => {
-      const rows = await db.query(`SELECT status FROM outbox WHERE status <> 'delivered'`);
-      const inbox = await db.query(`SELECT status FROM webhook_inbox WHERE status NOT IN ('done', 'ignored')`);
-      return erp.effects.has(erpKey) && email.effects.has(emailKey) && rows.length === 0 && inbox.length === 0;
-    }, 'both deliveries');
+    await waitFor(
+      'both deliveries',
+      async () => {
+        const rows = await db.query(`SELECT status FROM outbox WHERE status <> 'delivered'`);
+        const inbox = await db.query(`SELECT status FROM webhook_inbox WHERE status NOT IN ('done', 'ignored')`);
+        return erp.effects.has(erpKey) && email.effects.has(emailKey) && rows.length === 0 && inbox.length === 0;
+      },
+      15_000,
+    );
 
     expect([...erp.effects.keys()]).toEqual([erpKey]);
     expect([...email.effects.keys()]).toEqual([emailKey]);

@@ -4,17 +4,8 @@ import { OutboxWriter } from '../../src/outbox/outbox-writer';
 import { FakeDestination, startFakeEmail, startFakeErp } from '../support/fake-destinations';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { startTestApp, TestApp } from '../support/test-app';
+import { waitFor } from '../support/wait-for';
 import { outboxRow } from './outbox-rows';
-
-async function until<T>(probe: () => Promise<T>, ok: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (ok(value)) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe('relay scheduler (ROLES=relay)', () => {
   let db: TestDatabase;
@@ -68,7 +59,7 @@ describe('relay scheduler (ROLES=relay)', () => {
 
   it('wakes up on the outbox notification and delivers', async () => {
     const key = await writeErpEntry('s-1');
-    await until(() => outboxRow(db, key), (row) => row.status === 'delivered');
+    await waitFor('the entry delivered', async () => (await outboxRow(db, key)).status === 'delivered');
     expect(erp.posts(key)).toHaveLength(1);
   });
 
@@ -77,10 +68,10 @@ describe('relay scheduler (ROLES=relay)', () => {
     const slow = await writeErpEntry('s-slow');
     await erp.waitForRequests(erp.requests.length + 1);
     const quick = await writeErpEntry('s-quick');
-    await until(() => outboxRow(db, quick), (row) => row.status === 'delivered');
+    await waitFor('the quick entry delivered', async () => (await outboxRow(db, quick)).status === 'delivered');
     expect(await outboxRow(db, slow)).toMatchObject({ status: 'delivering' });
     erp.release(200);
-    await until(() => outboxRow(db, slow), (row) => row.status === 'delivered');
+    await waitFor('the slow entry delivered', async () => (await outboxRow(db, slow)).status === 'delivered');
     expect(erp.posts(slow)).toHaveLength(1);
     expect(erp.posts(quick)).toHaveLength(1);
   });
