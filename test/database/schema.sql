@@ -13,6 +13,15 @@ CREATE TABLE admin_audit (
   at timestamp with time zone NOT NULL DEFAULT now()
 );
 
+CREATE TABLE order_transitions (
+  tenant_id text NOT NULL,
+  order_id text NOT NULL,
+  inbox_id bigint NOT NULL,
+  from_status text NOT NULL,
+  to_status text NOT NULL,
+  at timestamp with time zone NOT NULL
+);
+
 CREATE TABLE orders (
   tenant_id text NOT NULL,
   id text NOT NULL,
@@ -46,6 +55,19 @@ CREATE TABLE outbox (
   delivered_at timestamp with time zone
 ) WITH (fillfactor=80, autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=1000, autovacuum_vacuum_insert_scale_factor=0.05, autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0);
 
+CREATE TABLE outbox_attempts (
+  outbox_id bigint NOT NULL,
+  attempt integer NOT NULL,
+  at timestamp with time zone NOT NULL,
+  lease text NOT NULL,
+  outcome text NOT NULL,
+  status_code integer,
+  duration_ms integer,
+  outcome_query text,
+  retry_after_ms integer,
+  error text
+);
+
 CREATE TABLE schema_migrations (
   id integer NOT NULL DEFAULT nextval('schema_migrations_id_seq'::regclass),
   timestamp bigint NOT NULL,
@@ -77,6 +99,16 @@ CREATE TABLE webhook_inbox (
   digest_conflicts integer NOT NULL DEFAULT 0
 ) WITH (fillfactor=80, autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=1000, autovacuum_vacuum_insert_scale_factor=0.05, autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0);
 
+CREATE TABLE webhook_inbox_attempts (
+  inbox_id bigint NOT NULL,
+  attempt integer NOT NULL,
+  at timestamp with time zone NOT NULL,
+  lease text,
+  outcome text NOT NULL,
+  reason text,
+  error text
+);
+
 ALTER TABLE admin_audit ADD CONSTRAINT admin_audit_pkey PRIMARY KEY (id);
 
 ALTER TABLE orders ADD CONSTRAINT orders_currency_check CHECK ((currency ~ '^[a-z]{3}$'::text));
@@ -93,6 +125,10 @@ ALTER TABLE outbox ADD CONSTRAINT outbox_pkey PRIMARY KEY (id);
 
 ALTER TABLE outbox ADD CONSTRAINT outbox_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'delivering'::text, 'delivered'::text, 'unresolved'::text, 'dead'::text])));
 
+ALTER TABLE outbox_attempts ADD CONSTRAINT outbox_attempts_outcome_check CHECK ((outcome = ANY (ARRAY['delivered'::text, 'retry'::text, 'dead'::text, 'unresolved'::text])));
+
+ALTER TABLE outbox_attempts ADD CONSTRAINT outbox_attempts_outcome_query_check CHECK ((outcome_query = ANY (ARRAY['applied'::text, 'not_applied'::text, 'unknown'::text])));
+
 ALTER TABLE schema_migrations ADD CONSTRAINT PK_62441bec32630ced9e4cccae336 PRIMARY KEY (id);
 
 ALTER TABLE webhook_inbox ADD CONSTRAINT webhook_inbox_identity UNIQUE (source_scope, event_id);
@@ -103,9 +139,15 @@ ALTER TABLE webhook_inbox ADD CONSTRAINT webhook_inbox_pkey PRIMARY KEY (id);
 
 ALTER TABLE webhook_inbox ADD CONSTRAINT webhook_inbox_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'done'::text, 'ignored'::text, 'quarantined'::text])));
 
+ALTER TABLE webhook_inbox_attempts ADD CONSTRAINT webhook_inbox_attempts_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'ignored'::text, 'quarantined'::text, 'retry'::text, 'lease_expired'::text])));
+
 CREATE INDEX admin_audit_at ON public.admin_audit USING btree (at, id);
 
 CREATE UNIQUE INDEX admin_audit_pkey ON public.admin_audit USING btree (id);
+
+CREATE INDEX order_transitions_inbox ON public.order_transitions USING btree (inbox_id);
+
+CREATE INDEX order_transitions_order ON public.order_transitions USING btree (tenant_id, order_id);
 
 CREATE UNIQUE INDEX orders_payment ON public.orders USING btree (tenant_id, provider_payment_id) WHERE (provider_payment_id IS NOT NULL);
 
@@ -121,6 +163,8 @@ CREATE UNIQUE INDEX outbox_operation_key ON public.outbox USING btree (operation
 
 CREATE UNIQUE INDEX outbox_pkey ON public.outbox USING btree (id);
 
+CREATE INDEX outbox_attempts_outbox ON public.outbox_attempts USING btree (outbox_id);
+
 CREATE UNIQUE INDEX "PK_62441bec32630ced9e4cccae336" ON public.schema_migrations USING btree (id);
 
 CREATE INDEX webhook_inbox_due ON public.webhook_inbox USING btree (next_attempt_at) WHERE (status = 'pending'::text);
@@ -134,3 +178,5 @@ CREATE INDEX webhook_inbox_payload_retention ON public.webhook_inbox USING btree
 CREATE UNIQUE INDEX webhook_inbox_pkey ON public.webhook_inbox USING btree (id);
 
 CREATE INDEX webhook_inbox_received ON public.webhook_inbox USING btree (received_at, id);
+
+CREATE INDEX webhook_inbox_attempts_inbox ON public.webhook_inbox_attempts USING btree (inbox_id);
