@@ -68,6 +68,13 @@ CREATE TABLE outbox_attempts (
   error text
 );
 
+CREATE TABLE provider_read_budget (
+  key_id text NOT NULL,
+  tokens double precision NOT NULL,
+  refilled_at timestamp with time zone NOT NULL,
+  granted integer NOT NULL DEFAULT 0
+);
+
 CREATE TABLE schema_migrations (
   id integer NOT NULL DEFAULT nextval('schema_migrations_id_seq'::regclass),
   timestamp bigint NOT NULL,
@@ -96,7 +103,8 @@ CREATE TABLE webhook_inbox (
   completed_at timestamp with time zone,
   deliveries integer NOT NULL DEFAULT 1,
   last_delivery_at timestamp with time zone NOT NULL DEFAULT now(),
-  digest_conflicts integer NOT NULL DEFAULT 0
+  digest_conflicts integer NOT NULL DEFAULT 0,
+  confirmation jsonb
 ) WITH (fillfactor=80, autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=1000, autovacuum_vacuum_insert_scale_factor=0.05, autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0);
 
 CREATE TABLE webhook_inbox_attempts (
@@ -128,6 +136,8 @@ ALTER TABLE outbox ADD CONSTRAINT outbox_status_check CHECK ((status = ANY (ARRA
 ALTER TABLE outbox_attempts ADD CONSTRAINT outbox_attempts_outcome_check CHECK ((outcome = ANY (ARRAY['delivered'::text, 'retry'::text, 'dead'::text, 'unresolved'::text])));
 
 ALTER TABLE outbox_attempts ADD CONSTRAINT outbox_attempts_outcome_query_check CHECK ((outcome_query = ANY (ARRAY['applied'::text, 'not_applied'::text, 'unknown'::text])));
+
+ALTER TABLE provider_read_budget ADD CONSTRAINT provider_read_budget_pkey PRIMARY KEY (key_id);
 
 ALTER TABLE schema_migrations ADD CONSTRAINT PK_62441bec32630ced9e4cccae336 PRIMARY KEY (id);
 
@@ -164,6 +174,8 @@ CREATE UNIQUE INDEX outbox_operation_key ON public.outbox USING btree (operation
 CREATE UNIQUE INDEX outbox_pkey ON public.outbox USING btree (id);
 
 CREATE INDEX outbox_attempts_outbox ON public.outbox_attempts USING btree (outbox_id);
+
+CREATE UNIQUE INDEX provider_read_budget_pkey ON public.provider_read_budget USING btree (key_id);
 
 CREATE UNIQUE INDEX "PK_62441bec32630ced9e4cccae336" ON public.schema_migrations USING btree (id);
 
