@@ -11,35 +11,23 @@ const limit = z.string().regex(/^\d{1,3}$/).transform(Number).pipe(z.number().in
 const cursor = z.string().min(1).max(200).optional();
 const reason = z.string().trim().min(1).max(1000);
 
+/** The inbox filter's fields besides status: the list and the bulk replay narrow alike. */
+const inboxFilter = {
+  provider: label.optional(),
+  type: label.optional(),
+  tenant: label.optional(),
+  endpoint: label.optional(),
+  from: instant.optional(),
+  to: instant.optional(),
+};
+
 /** Query of GET /admin/inbox. Unknown keys are rejected: a misspelt filter must not widen the list. */
-export const inboxListQuery = z
-  .object({
-    status: z.enum(INBOX_STATUSES).optional(),
-    provider: label.optional(),
-    type: label.optional(),
-    tenant: label.optional(),
-    endpoint: label.optional(),
-    from: instant.optional(),
-    to: instant.optional(),
-    limit,
-    cursor,
-  })
-  .strict();
+export const inboxListQuery = z.object({ status: z.enum(INBOX_STATUSES).optional(), ...inboxFilter, limit, cursor }).strict();
 
 /** Bulk replay: only rows that have settled may be replayed. */
 export const bulkReplayBody = z
   .object({
-    filter: z
-      .object({
-        status: z.enum(['done', 'ignored', 'quarantined']).optional(),
-        provider: label.optional(),
-        type: label.optional(),
-        tenant: label.optional(),
-        endpoint: label.optional(),
-        from: instant.optional(),
-        to: instant.optional(),
-      })
-      .strict(),
+    filter: z.object({ status: z.enum(['done', 'ignored', 'quarantined']).optional(), ...inboxFilter }).strict(),
     dryRun: z.boolean(),
     reason,
   })

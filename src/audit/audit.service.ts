@@ -57,6 +57,17 @@ export class AuditService {
     return String(rows[0].id);
   }
 
+  /** Records one row's status change (its before and after) and returns the change with the audit row's id. */
+  async recordChange<C extends { before: string; after: string }>(
+    tx: EntityManager,
+    who: Actor,
+    entry: Omit<AuditEntry, 'beforeStatus' | 'afterStatus'>,
+    change: C,
+  ): Promise<C & { auditId: string }> {
+    const auditId = await this.record(tx, who, { ...entry, beforeStatus: change.before, afterStatus: change.after });
+    return { ...change, auditId };
+  }
+
   async list(filter: AuditFilter, page: PageRequest): Promise<Page<AuditRecord>> {
     const where = new SqlWhere();
     if (filter.action) where.add('action = ?', filter.action);

@@ -52,16 +52,10 @@ export class InboxAdminService {
       if (row.payloadPurged) throw new ConflictError('payload_purged', 'the payload was purged by retention');
       await this.repository.replay(tx, id, this.clock.now());
       const change: InboxStatusChange = { id, before: row.status, after: 'pending' };
-      const auditId = await this.audit.record(tx, who, {
-        action: 'inbox.replay',
-        target: `inbox:${id}`,
-        reason,
-        beforeStatus: change.before,
-        afterStatus: change.after,
-      });
+      const recorded = await this.audit.recordChange(tx, who, { action: 'inbox.replay', target: `inbox:${id}`, reason }, change);
       afterCommit(tx, () => this.wakeWorkers());
       this.logger.log({ inboxId: id, actor: who.name, before: change.before }, 'inbox event replayed');
-      return { ...change, auditId };
+      return recorded;
     });
   }
 
@@ -75,15 +69,9 @@ export class InboxAdminService {
       }
       await this.repository.quarantine(tx, id, this.clock.now());
       const change: InboxStatusChange = { id, before: row.status, after: 'quarantined' };
-      const auditId = await this.audit.record(tx, who, {
-        action: 'inbox.quarantine',
-        target: `inbox:${id}`,
-        reason,
-        beforeStatus: change.before,
-        afterStatus: change.after,
-      });
+      const recorded = await this.audit.recordChange(tx, who, { action: 'inbox.quarantine', target: `inbox:${id}`, reason }, change);
       this.logger.log({ inboxId: id, actor: who.name, before: change.before }, 'inbox event quarantined');
-      return { ...change, auditId };
+      return recorded;
     });
   }
 

@@ -43,16 +43,10 @@ export class OutboxAdminService {
       }
       await this.repository.requeue(tx, id, this.clock.now());
       const change: OutboxStatusChange = { id, before: status, after: 'pending' };
-      const auditId = await this.audit.record(tx, who, {
-        action: 'outbox.retry',
-        target: `outbox:${id}`,
-        reason,
-        beforeStatus: change.before,
-        afterStatus: change.after,
-      });
+      const recorded = await this.audit.recordChange(tx, who, { action: 'outbox.retry', target: `outbox:${id}`, reason }, change);
       afterCommit(tx, () => this.wakeRelays());
       this.logger.log({ outboxId: id, actor: who.name, before: change.before }, 'outbox entry re-queued');
-      return { ...change, auditId };
+      return recorded;
     });
   }
 
@@ -65,17 +59,10 @@ export class OutboxAdminService {
       if (outcome === 'delivered') await this.repository.markDelivered(tx, id, now);
       else await this.repository.requeue(tx, id, now);
       const change: OutboxStatusChange = { id, before: status, after: outcome === 'delivered' ? 'delivered' : 'pending' };
-      const auditId = await this.audit.record(tx, who, {
-        action: 'outbox.resolve',
-        target: `outbox:${id}`,
-        reason,
-        beforeStatus: change.before,
-        afterStatus: change.after,
-        details: { outcome },
-      });
+      const recorded = await this.audit.recordChange(tx, who, { action: 'outbox.resolve', target: `outbox:${id}`, reason, details: { outcome } }, change);
       if (outcome === 'retry') afterCommit(tx, () => this.wakeRelays());
       this.logger.log({ outboxId: id, actor: who.name, outcome }, 'unresolved outbox entry resolved');
-      return { ...change, auditId };
+      return recorded;
     });
   }
 
