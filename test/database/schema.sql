@@ -75,6 +75,36 @@ CREATE TABLE provider_read_budget (
   granted integer NOT NULL DEFAULT 0
 );
 
+CREATE TABLE reconciliation_cursors (
+  endpoint_id text NOT NULL,
+  cursor_at timestamp with time zone NOT NULL,
+  last_success_at timestamp with time zone,
+  updated_at timestamp with time zone NOT NULL DEFAULT now()
+);
+
+CREATE TABLE reconciliation_runs (
+  id bigint GENERATED ALWAYS AS IDENTITY NOT NULL,
+  endpoint_id text NOT NULL,
+  requested_by text NOT NULL,
+  reason text NOT NULL,
+  dry_run boolean NOT NULL DEFAULT false,
+  window_from timestamp with time zone,
+  window_to timestamp with time zone,
+  advances_cursor boolean NOT NULL,
+  status text NOT NULL DEFAULT 'requested'::text,
+  position text,
+  listed integer NOT NULL DEFAULT 0,
+  found_missing integer NOT NULL DEFAULT 0,
+  accepted integer NOT NULL DEFAULT 0,
+  api_calls integer NOT NULL DEFAULT 0,
+  error text,
+  locked_by text,
+  locked_until timestamp with time zone,
+  requested_at timestamp with time zone NOT NULL DEFAULT now(),
+  started_at timestamp with time zone,
+  finished_at timestamp with time zone
+);
+
 CREATE TABLE schema_migrations (
   id integer NOT NULL DEFAULT nextval('schema_migrations_id_seq'::regclass),
   timestamp bigint NOT NULL,
@@ -139,6 +169,12 @@ ALTER TABLE outbox_attempts ADD CONSTRAINT outbox_attempts_outcome_query_check C
 
 ALTER TABLE provider_read_budget ADD CONSTRAINT provider_read_budget_pkey PRIMARY KEY (key_id);
 
+ALTER TABLE reconciliation_cursors ADD CONSTRAINT reconciliation_cursors_pkey PRIMARY KEY (endpoint_id);
+
+ALTER TABLE reconciliation_runs ADD CONSTRAINT reconciliation_runs_pkey PRIMARY KEY (id);
+
+ALTER TABLE reconciliation_runs ADD CONSTRAINT reconciliation_runs_status_check CHECK ((status = ANY (ARRAY['requested'::text, 'running'::text, 'succeeded'::text, 'failed'::text])));
+
 ALTER TABLE schema_migrations ADD CONSTRAINT PK_62441bec32630ced9e4cccae336 PRIMARY KEY (id);
 
 ALTER TABLE webhook_inbox ADD CONSTRAINT webhook_inbox_identity UNIQUE (source_scope, event_id);
@@ -176,6 +212,16 @@ CREATE UNIQUE INDEX outbox_pkey ON public.outbox USING btree (id);
 CREATE INDEX outbox_attempts_outbox ON public.outbox_attempts USING btree (outbox_id);
 
 CREATE UNIQUE INDEX provider_read_budget_pkey ON public.provider_read_budget USING btree (key_id);
+
+CREATE UNIQUE INDEX reconciliation_cursors_pkey ON public.reconciliation_cursors USING btree (endpoint_id);
+
+CREATE INDEX reconciliation_runs_endpoint ON public.reconciliation_runs USING btree (endpoint_id, id);
+
+CREATE UNIQUE INDEX reconciliation_runs_one_requested ON public.reconciliation_runs USING btree (endpoint_id) WHERE (status = 'requested'::text);
+
+CREATE UNIQUE INDEX reconciliation_runs_one_running ON public.reconciliation_runs USING btree (endpoint_id) WHERE (status = 'running'::text);
+
+CREATE UNIQUE INDEX reconciliation_runs_pkey ON public.reconciliation_runs USING btree (id);
 
 CREATE UNIQUE INDEX "PK_62441bec32630ced9e4cccae336" ON public.schema_migrations USING btree (id);
 
