@@ -1,14 +1,11 @@
-import { createTestDatabase, TestDatabase } from '../support/test-database';
+import { TestDatabase, useTestDatabase } from '../support/test-database';
 import { FakeClock } from '../support/fake-clock';
 import { startTestApp } from '../support/test-app';
 
 /** An instance whose clock is off would take over leases others still hold (or keep its own too long). */
 describe('clock skew against PostgreSQL', () => {
   let db: TestDatabase;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-  });
-  afterAll(() => db?.drop());
+  useTestDatabase((created) => (db = created));
 
   it.each([
     ['ahead', 5 * 60_000],

@@ -2,7 +2,7 @@ import type { Pool, PoolClient } from 'pg';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { createDataSource } from '../../src/database/data-source';
 import { isDatabaseUnavailable } from '../../src/common/database-errors';
-import { createTestDatabase, TestDatabase } from '../support/test-database';
+import { TestDatabase, useTestDatabase } from '../support/test-database';
 
 // Found by the fault suite (test/faults): when PostgreSQL shut down, a service died
 // with "Unhandled 'error' event" from a pool client that was checked out but had no
@@ -10,10 +10,7 @@ import { createTestDatabase, TestDatabase } from '../support/test-database';
 // A database restart must cost 503s and retries, never the process.
 describe('pool clients: a server-side disconnect never crashes the process', () => {
   let db: TestDatabase;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-  });
-  afterAll(() => db?.drop());
+  useTestDatabase((created) => (db = created));
 
   it('a checked-out client whose backend is terminated emits no unhandled error', async () => {
     const ds = createDataSource(db.url, 4);

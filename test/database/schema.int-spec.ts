@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createTestDatabase, TestDatabase } from '../support/test-database';
+import { TestDatabase, useTestDatabase } from '../support/test-database';
 
 /**
  * The migrated schema as text, compared with the committed schema.sql, so a
@@ -65,10 +65,7 @@ async function dumpSchema(db: TestDatabase): Promise<string> {
 
 describe('migrated schema', () => {
   let db: TestDatabase;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-  });
-  afterAll(() => db?.drop());
+  useTestDatabase((created) => (db = created));
 
   it('matches test/database/schema.sql', async () => {
     const schema = await dumpSchema(db);

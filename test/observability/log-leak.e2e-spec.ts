@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { signGithub, signStripe, stripeEvent } from '../support/signers';
-import { createTestDatabase, TestDatabase } from '../support/test-database';
+import { TestDatabase, useTestDatabase } from '../support/test-database';
 import { OPERATOR_TOKEN, startTestApp, TestApp, VIEWER_TOKEN } from '../support/test-app';
 import { waitFor } from '../support/wait-for';
 
@@ -61,10 +61,7 @@ function expectNoLeaks(text: string, extra: string[]): void {
 
 describe('logs never carry secrets, tokens, signatures or payloads', () => {
   let db: TestDatabase;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-  });
-  afterAll(() => db?.drop());
+  useTestDatabase((created) => (db = created));
 
   it('in-process run (CapturingLogger at debug level)', async () => {
     const t: TestApp = await startTestApp({ databaseUrl: db.url, endpoints, env: { METRICS_TOKEN, LOG_LEVEL: 'debug' } });

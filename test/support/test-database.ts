@@ -33,3 +33,13 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     },
   };
 }
+
+/** A database of the describe block's own: created before its tests, dropped after; `use` receives it. */
+export function useTestDatabase(use: (db: TestDatabase) => void): void {
+  let db: TestDatabase | undefined;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    use(db);
+  });
+  afterAll(() => db?.drop());
+}
