@@ -3,6 +3,7 @@ import { RetentionIndexes1764547200000 } from './1764547200000-retention-indexes
 import { QueueAutovacuum1764633600000 } from './1764633600000-queue-autovacuum';
 import { ProviderReads1764892800000 } from './1764892800000-provider-reads';
 import { Reconciliation1764893800000 } from './1764893800000-reconciliation';
+import { PayloadEncryption1764979200000 } from './1764979200000-payload-encryption';
 import { AttemptHistory1765065600000 } from './1765065600000-attempt-history';
 
 /** Every migration, oldest first. Listed explicitly so ts-jest and the compiled build load the same set. */
@@ -12,5 +13,6 @@ export const MIGRATIONS = [
   QueueAutovacuum1764633600000,
   ProviderReads1764892800000,
   Reconciliation1764893800000,
+  PayloadEncryption1764979200000,
   AttemptHistory1765065600000,
 ];

@@ -5,6 +5,7 @@ import { ConfigModule } from './config/config.module';
 import { Clock } from './common/clock';
 import { CommonModule } from './common/common.module';
 import { DatabaseModule } from './database/database.module';
+import { CryptoModule } from './crypto/crypto.module';
 import { AdminModule } from './admin/admin.module';
 import { InboxModule } from './inbox/inbox.module';
 import { IngestionModule } from './ingestion/ingestion.module';
@@ -25,6 +26,7 @@ export class AppModule {
         ScheduleModule.forRoot(),
         CommonModule.forRoot(clock),
         DatabaseModule,
+        CryptoModule,
         ObservabilityModule,
         IngestionModule,
         InboxModule,

@@ -10,6 +10,7 @@ import { AdminInboxController } from './admin-inbox.controller';
 import { AdminOrdersController } from './admin-orders.controller';
 import { AdminOutboxController } from './admin-outbox.controller';
 import { AdminReconciliationController } from './admin-reconciliation.controller';
+import { AdminPayloadKeysController } from './admin-payload-keys.controller';
 import { AdminStatsController } from './admin-stats.controller';
 
 /**
@@ -25,6 +26,7 @@ import { AdminStatsController } from './admin-stats.controller';
     AdminAuditController,
     AdminStatsController,
     AdminReconciliationController,
+    AdminPayloadKeysController,
   ],
   providers: [AdminAuthGuard],
 })

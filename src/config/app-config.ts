@@ -72,6 +72,14 @@ export interface EndpointConfig {
   api?: EndpointApi;
   /** The provider's own settings, validated by the provider at start. */
   settings?: Readonly<Record<string, unknown>>;
+  /** JSON paths (dot-separated keys) dropped from the body before it is stored; the digest stays the raw bytes'. */
+  omit?: readonly string[];
+}
+
+/** One key of the payload key ring: AES-256-GCM, 32 bytes. */
+export interface PayloadKeyConfig {
+  id: string;
+  key: Buffer;
 }
 
 export interface AdminToken {
@@ -111,6 +119,8 @@ export interface AppConfig {
   retention: { payloadDays: number; identityDays: number };
   /** Provider API calls: reads per second per key (shared by all instances), per-call deadline, plain http allowed. */
   providerApi: { readsPerSecond: number; timeoutMs: number; allowHttp: boolean };
+  /** PAYLOAD_KEYS / PAYLOAD_KEYS_FILE, the first one current; undefined: payloads stored in clear. */
+  payloadKeys?: PayloadKeyConfig[];
   logLevel: string;
 }
 

@@ -39,6 +39,8 @@ const apiSchema = z
     org: z.string().min(1).optional(),
   })
   .strict();
+/** `data.object.shipping`: object keys only; an array on the way applies the rest of the path to each element. */
+export const JSON_PATH = /^[A-Za-z0-9_$-]{1,100}(\.[A-Za-z0-9_$-]{1,100}){0,19}$/;
 
 export const endpointSchema = z
   .object({
@@ -58,6 +60,10 @@ export const endpointSchema = z
     api: apiSchema.optional(),
     /** The provider's own settings (e.g. the scheme of provider "hmac"), checked by the provider at start. */
     settings: z.record(z.string(), z.unknown()).optional(),
+    omit: z
+      .array(z.string().regex(JSON_PATH, 'a JSON path of dot-separated keys (letters, digits, "_", "-", "$"), e.g. data.object.shipping'))
+      .min(1)
+      .optional(),
   })
   .strict();
 

@@ -191,3 +191,38 @@ describe('loadConfig', () => {
     });
   });
 });
+
+describe('payload key ring (PAYLOAD_KEYS, PAYLOAD_KEYS_FILE)', () => {
+  const k1 = Buffer.alloc(32, 1).toString('base64');
+  const k2 = Buffer.alloc(32, 2).toString('base64');
+
+  it('reads the ring in order, the first current; from the variable or a file; none by default', () => {
+    expect(load({}).payloadKeys).toBeUndefined();
+    expect(load({ PAYLOAD_KEYS: `k2:${k2}, k1:${k1}` }).payloadKeys).toEqual([
+      { id: 'k2', key: Buffer.alloc(32, 2) },
+      { id: 'k1', key: Buffer.alloc(32, 1) },
+    ]);
+    const file = join(mkdtempSync(join(tmpdir(), 'wi-keys-')), 'keys');
+    writeFileSync(file, `k2:${k2}\nk1:${k1}\n`);
+    expect(load({ PAYLOAD_KEYS_FILE: file }).payloadKeys?.map((k) => k.id)).toEqual(['k2', 'k1']);
+  });
+
+  it.each([
+    [{ PAYLOAD_KEYS: `k1:${Buffer.alloc(16).toString('base64')}` }, 'PAYLOAD_KEYS: key "k1" is not the base64 of 32 bytes (openssl rand -base64 32)'],
+    [{ PAYLOAD_KEYS: `k1:${k1.slice(0, -1)}!` }, 'PAYLOAD_KEYS: key "k1" is not the base64 of 32 bytes (openssl rand -base64 32)'],
+    [{ PAYLOAD_KEYS: k1 }, 'PAYLOAD_KEYS: entry 1 does not start with a key id (1-32 letters, digits, ".", "_", "-") and ":"'],
+    [{ PAYLOAD_KEYS: `k1:${k1},k1:${k2}` }, 'PAYLOAD_KEYS: duplicate key id "k1"'],
+    [{ PAYLOAD_KEYS: ' , ' }, 'PAYLOAD_KEYS: no key (expected "<id>:<base64 of 32 bytes>,...")'],
+    [{ PAYLOAD_KEYS: `k1:${k1}`, PAYLOAD_KEYS_FILE: '/x' }, 'PAYLOAD_KEYS_FILE: set either PAYLOAD_KEYS or PAYLOAD_KEYS_FILE, not both'],
+    [{ PAYLOAD_KEYS_FILE: '/nonexistent/keys' }, 'PAYLOAD_KEYS_FILE: /nonexistent/keys: file not found'],
+  ])('%j is refused in one line that never shows key material', (env, message) => {
+    const error = errorOf(() => load(env));
+    expect(error).toBe(message);
+    expect(error).not.toContain(k1.slice(0, 20));
+  });
+
+  it('validates omit paths', () => {
+    expect(load({}, [stripe({ omit: ['data.object.shipping'] })]).endpoints.get('stripe-acme')!.omit).toEqual(['data.object.shipping']);
+    expect(errorOf(() => load({}, [stripe({ omit: ['data object'] })]))).toMatch(/endpoints\.0\.omit\.0: a JSON path of dot-separated keys/);
+  });
+});

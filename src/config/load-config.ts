@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { AdminRole, AdminToken, ApiKey, AppConfig, EndpointApi, EndpointConfig, Role } from './app-config';
+import { AdminRole, AdminToken, ApiKey, AppConfig, EndpointApi, EndpointConfig, PayloadKeyConfig, Role } from './app-config';
 import { ConfigError } from './config.error';
 import { endpointsFileSchema } from './endpoints.schema';
 
@@ -205,9 +205,58 @@ function loadEndpoints(file: string, env: Env, production: boolean, limits: ApiL
       expect: e.expect,
       api: e.api ? loadApi(e.api, `WEBHOOK_ENDPOINTS_FILE: ${file}: endpoints.${index}`, env, limits) : undefined,
       settings: e.settings,
+      omit: e.omit,
     });
   }
   return endpoints;
+}
+
+const KEY_ID = /^[A-Za-z0-9._-]{1,32}$/;
+
+/**
+ * `<id>:<base64 of 32 bytes>,...`, the first one current. Messages name the entry,
+ * never its key material.
+ */
+export function parsePayloadKeys(raw: string, source: string): PayloadKeyConfig[] {
+  const entries = raw
+    .split(/[,\n]/)
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  if (entries.length === 0) throw new ConfigError(`${source}: no key (expected "<id>:<base64 of 32 bytes>,...")`);
+  const keys = entries.map((entry, index) => {
+    const colon = entry.indexOf(':');
+    const id = entry.slice(0, colon);
+    const material = entry.slice(colon + 1);
+    if (colon <= 0 || !KEY_ID.test(id)) {
+      throw new ConfigError(`${source}: entry ${index + 1} does not start with a key id (1-32 letters, digits, ".", "_", "-") and ":"`);
+    }
+    const key = Buffer.from(material, 'base64');
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(material) || key.length !== 32) {
+      throw new ConfigError(`${source}: key "${id}" is not the base64 of 32 bytes (openssl rand -base64 32)`);
+    }
+    return { id, key };
+  });
+  const ids = new Set<string>();
+  for (const k of keys) {
+    if (ids.has(k.id)) throw new ConfigError(`${source}: duplicate key id "${k.id}"`);
+    ids.add(k.id);
+  }
+  return keys;
+}
+
+function loadPayloadKeys(env: Env): PayloadKeyConfig[] | undefined {
+  if (env.PAYLOAD_KEYS && env.PAYLOAD_KEYS_FILE) throw new ConfigError('PAYLOAD_KEYS_FILE: set either PAYLOAD_KEYS or PAYLOAD_KEYS_FILE, not both');
+  if (env.PAYLOAD_KEYS) return parsePayloadKeys(env.PAYLOAD_KEYS, 'PAYLOAD_KEYS');
+  if (!env.PAYLOAD_KEYS_FILE) return undefined;
+  const file = resolve(env.PAYLOAD_KEYS_FILE);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    const why = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : 'not readable';
+    throw new ConfigError(`PAYLOAD_KEYS_FILE: ${file}: ${why}`);
+  }
+  return parsePayloadKeys(text, `PAYLOAD_KEYS_FILE: ${file}`);
 }
 
 const logLevelSchema = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
@@ -302,5 +351,6 @@ export function loadConfig(env: Env): AppConfig {
       allowHttp,
     },
     logLevel: logLevel.data,
+    payloadKeys: loadPayloadKeys(env),
   };
 }

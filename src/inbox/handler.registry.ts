@@ -25,12 +25,23 @@ export class HandlerRegistry implements OnModuleInit {
     const key = keyOf(binding.provider, binding.type);
     // Two handlers for one type would make "exactly once" ambiguous: refuse to start.
     if (this.handlers.has(key)) throw new Error(`two handlers for ${binding.provider} ${binding.type}`);
-    this.handlers.set(key, binding.batch ? fromBatch(label, method as WebhookBatchHandler) : { id: label, handle: method as WebhookEventHandler });
+    const handler = binding.batch ? fromBatch(label, method as WebhookBatchHandler) : { id: label, handle: method as WebhookEventHandler };
+    this.handlers.set(key, { ...handler, reads: binding.reads });
     this.logger.log({ provider: binding.provider, type: binding.type }, `handler registered: ${label}`);
   }
 
   find(provider: string, type: string): RegisteredHandler | undefined {
     return this.handlers.get(keyOf(provider, type));
+  }
+
+  /** The handlers of `provider`'s types (all types when `types` is undefined), with the payload paths each reads. */
+  readersOf(provider: string, types?: ReadonlySet<string>): { handler: string; type: string; reads?: readonly string[] }[] {
+    const readers: { handler: string; type: string; reads?: readonly string[] }[] = [];
+    for (const [key, handler] of this.handlers) {
+      const [p, type] = key.split('\u0000');
+      if (p === provider && (!types || types.has(type))) readers.push({ handler: handler.id, type, reads: handler.reads });
+    }
+    return readers;
   }
 }
 

@@ -1,12 +1,17 @@
 /** Operator SQL of `webhook_inbox` (reads and repairs for the admin API and /metrics): not the hot path, reviewed like it. */
+import { PAYLOAD_STORED } from './inbox.queries';
 
 /** Columns of the admin view; `payload` is selected only for operators. */
 export const ADMIN_VIEW_COLUMNS = `id, source_scope, event_id, tenant_id, provider, endpoint_id, event_type, status,
   status_reason, payload_sha256, verified_with, attempts, next_attempt_at, locked_by, locked_until, last_error,
-  received_at, completed_at, deliveries, last_delivery_at, digest_conflicts, (payload IS NULL) AS payload_purged`;
+  received_at, completed_at, deliveries, last_delivery_at, digest_conflicts, payload_key_id,
+  NOT ${PAYLOAD_STORED} AS payload_purged`;
+
+/** The payload columns of the operator's view, opened in memory (inbox-payloads.ts). */
+export const ADMIN_PAYLOAD_COLUMNS = 'payload, payload_sealed';
 
 /** Row lock for an admin change (same transaction as its audit row). */
-export const ADMIN_LOCK = `SELECT status, (payload IS NULL) AS payload_purged FROM webhook_inbox WHERE id = $1 FOR UPDATE`;
+export const ADMIN_LOCK = `SELECT status, NOT ${PAYLOAD_STORED} AS payload_purged FROM webhook_inbox WHERE id = $1 FOR UPDATE`;
 
 /** Re-queue with the same identity: a fresh attempt budget, due at $2. */
 export const ADMIN_REPLAY = `
@@ -31,7 +36,7 @@ export function adminReplayBatch(filterSql: string, idsParam: string, nowParam: 
      SET status = 'pending', status_reason = NULL, attempts = 0, next_attempt_at = ${nowParam},
          locked_by = NULL, locked_until = NULL, completed_at = NULL
     FROM (SELECT id, status FROM webhook_inbox
-           ${filterSql} AND id = ANY(${idsParam}::bigint[]) AND payload IS NOT NULL
+           ${filterSql} AND id = ANY(${idsParam}::bigint[]) AND ${PAYLOAD_STORED}
            ORDER BY id FOR UPDATE) old
    WHERE w.id = old.id
   RETURNING w.id, old.status AS before`;

@@ -4,6 +4,7 @@ import { Page, PageRequest, queryPage, SqlWhere } from '../common/pagination';
 import {
   ADMIN_BACKLOG,
   ADMIN_LOCK,
+  ADMIN_PAYLOAD_COLUMNS,
   ADMIN_QUARANTINE,
   ADMIN_REPLAY,
   ADMIN_STATS_ATTEMPTS,
@@ -13,25 +14,39 @@ import {
   ADMIN_VIEW_COLUMNS,
   adminReplayBatch,
 } from './inbox-admin.queries';
+import { PAYLOAD_STORED } from './inbox.queries';
+import { InboxPayloads } from './inbox-payloads';
 import { IdentityRow } from './inbox.repository';
 import { InboxBacklog, InboxEventView, InboxFilter, InboxStats, InboxStatus, InboxStatusChange } from './inbox.types';
 
 /** The operators' `webhook_inbox` SQL: lists, repairs, backlog and stats (never on the worker's path). */
 @Injectable()
 export class InboxAdminRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly payloads: InboxPayloads,
+  ) {}
 
   async list(filter: InboxFilter, page: PageRequest): Promise<Page<InboxEventView>> {
     const query = { columns: ADMIN_VIEW_COLUMNS, table: 'webhook_inbox', orderBy: 'received_at', where: inboxFilterWhere(filter) };
-    return queryPage(this.dataSource, query, page, (r: AdminRow) => toView(r, false));
+    return queryPage(this.dataSource, query, page, toView);
   }
 
   async get(id: string, withPayload: boolean): Promise<InboxEventView | undefined> {
     const rows: AdminRow[] = await this.dataSource.query(
-      `SELECT ${ADMIN_VIEW_COLUMNS}${withPayload ? ', payload' : ''} FROM webhook_inbox WHERE id = $1`,
+      `SELECT ${ADMIN_VIEW_COLUMNS}${withPayload ? `, ${ADMIN_PAYLOAD_COLUMNS}` : ''} FROM webhook_inbox WHERE id = $1`,
       [id],
     );
-    return rows[0] && toView(rows[0], withPayload);
+    const row = rows[0];
+    if (!row) return undefined;
+    const view = toView(row);
+    if (withPayload) {
+      // Opened in memory for this answer only; a payload that does not open is reported, never guessed.
+      const opened = this.payloads.open({ ...row, payload: row.payload, payload_sealed: row.payload_sealed ?? null });
+      view.payload = opened.ok ? opened.payload : null;
+      if (!opened.ok) view.payloadUnreadable = opened.reason;
+    }
+    return view;
   }
 
   /** Locks the row for an admin change in `tx`; undefined when it does not exist. */
@@ -49,7 +64,7 @@ export class InboxAdminRepository {
   }
 
   async count(filter: InboxFilter, statuses: InboxStatus[]): Promise<number> {
-    const where = inboxFilterWhere(filter).add('status = ANY(?::text[])', statuses).add('payload IS NOT NULL');
+    const where = inboxFilterWhere(filter).add('status = ANY(?::text[])', statuses).add(PAYLOAD_STORED);
     const rows: { n: number }[] = await this.dataSource.query(
       `SELECT count(*)::int AS n FROM webhook_inbox ${where.sql()}`,
       where.params,
@@ -61,7 +76,7 @@ export class InboxAdminRepository {
   async matchingIds(filter: InboxFilter, statuses: InboxStatus[], afterId: string, maxId: string, limit: number): Promise<string[]> {
     const where = inboxFilterWhere(filter)
       .add('status = ANY(?::text[])', statuses)
-      .add('payload IS NOT NULL')
+      .add(PAYLOAD_STORED)
       .add('id > ?::bigint AND id <= ?::bigint', afterId, maxId);
     const n = where.param(limit);
     const rows: { id: string }[] = await this.dataSource.query(
@@ -134,8 +149,10 @@ interface AdminRow extends IdentityRow {
   deliveries: number;
   last_delivery_at: Date;
   digest_conflicts: number;
+  payload_key_id: string | null;
   payload_purged: boolean;
   payload?: unknown;
+  payload_sealed?: Buffer | null;
   page_at_us: string;
 }
 
@@ -151,7 +168,7 @@ function inboxFilterWhere(f: InboxFilter): SqlWhere {
   return w;
 }
 
-function toView(r: AdminRow, withPayload: boolean): InboxEventView {
+function toView(r: AdminRow): InboxEventView {
   const view: InboxEventView = {
     id: String(r.id),
     sourceScope: r.source_scope,
@@ -174,8 +191,8 @@ function toView(r: AdminRow, withPayload: boolean): InboxEventView {
     deliveries: r.deliveries,
     lastDeliveryAt: r.last_delivery_at,
     digestConflicts: r.digest_conflicts,
+    payloadKeyId: r.payload_key_id,
     payloadPurged: r.payload_purged,
   };
-  if (withPayload) view.payload = r.payload ?? null;
   return view;
 }

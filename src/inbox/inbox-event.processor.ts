@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { DataSource, EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
-import { PermanentError } from '../common/errors';
+import { PermanentError, TransientError } from '../common/errors';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { transactionWithAfterCommit } from '../database/after-commit';
 import { isDeadlock, isSerializationFailure } from '../common/database-errors';
@@ -263,7 +263,7 @@ export class InboxEventProcessor {
 
   /** The handler that will run for `event`, or undefined when `apply` settles it without one. */
   private handlerFor(event: InboxEvent): RegisteredHandler | undefined {
-    if (event.attempts >= this.config.worker.maxAttempts || event.payload == null) return undefined;
+    if (event.attempts >= this.config.worker.maxAttempts || event.unreadable || event.payload == null) return undefined;
     return this.handlers.find(event.provider, event.eventType);
   }
 
@@ -271,6 +271,12 @@ export class InboxEventProcessor {
   private async apply(event: InboxEvent, tx: EntityManager): Promise<Settled> {
     // Only a reclaimed lease gets here at the limit: its workers kept dying on it.
     if (event.attempts >= this.config.worker.maxAttempts) return { status: 'quarantined', reason: 'max_attempts' };
+    if (event.unreadable?.reason === 'payload_key_unknown') {
+      // Another instance may hold a newer key ring (a rotation rolling out): retry, quarantine at the limit.
+      throw new TransientError(event.unreadable.message);
+    }
+    // Altered, or moved from another row: never hand garbage to a handler.
+    if (event.unreadable) return { status: 'quarantined', reason: event.unreadable.reason };
     if (event.payload == null) return { status: 'quarantined', reason: 'payload_missing' };
     const handler = this.handlers.find(event.provider, event.eventType);
     if (!handler) return { status: 'ignored', reason: 'no_handler' };

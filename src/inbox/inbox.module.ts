@@ -5,6 +5,8 @@ import { HandlerRegistry } from './handler.registry';
 import { InboxAdminRepository } from './inbox-admin.repository';
 import { InboxAdminService } from './inbox-admin.service';
 import { InboxRepository } from './inbox.repository';
+import { InboxPayloads } from './inbox-payloads';
+import { PayloadKeyCheck } from './payload-key.check';
 import { InboxService } from './inbox.service';
 import { InboxEventProcessor } from './inbox-event.processor';
 import { InboxWorker } from './inbox-worker';
@@ -17,6 +19,8 @@ import { ProviderApiModule } from '../provider-api/provider-api.module';
   imports: [DiscoveryModule, AuditModule, ProviderApiModule],
   providers: [
     InboxRepository,
+    InboxPayloads,
+    PayloadKeyCheck,
     InboxService,
     InboxAdminRepository,
     InboxAdminService,

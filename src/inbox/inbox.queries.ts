@@ -3,7 +3,15 @@
  * Each claim query is matched by a partial index of the initial migration.
  */
 
-export const ACCEPT_PARAMS_PER_ROW = 11;
+export const ACCEPT_PARAMS_PER_ROW = 13;
+
+/**
+ * A payload is stored clear (`payload` jsonb) or sealed (`payload_sealed` under
+ * `payload_key_id`, see inbox-payloads.ts); both NULL once purged. Written the
+ * same everywhere: the partial indexes webhook_inbox_payload_key and
+ * webhook_inbox_payload_expiry are chosen only for this exact predicate.
+ */
+export const PAYLOAD_STORED = '(payload IS NOT NULL OR payload_sealed IS NOT NULL)';
 
 /**
  * Insert-if-absent of `rows` events in one statement and one commit (group
@@ -18,12 +26,12 @@ export function acceptMany(rows: number): string {
   const values = Array.from({ length: rows }, (_, row) => {
     const p = (column: number) => `$${row * ACCEPT_PARAMS_PER_ROW + column}`;
     return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}::jsonb, ${p(8)}, ${p(9)}, ${p(10)}::text, ${p(11)},
-      CASE WHEN ${p(10)}::text = 'ignored' THEN now() END)`;
+      CASE WHEN ${p(10)}::text = 'ignored' THEN now() END, ${p(12)}::bytea, ${p(13)})`;
   });
   return `
   INSERT INTO webhook_inbox AS i
     (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload,
-     payload_sha256, verified_with, status, status_reason, completed_at)
+     payload_sha256, verified_with, status, status_reason, completed_at, payload_sealed, payload_key_id)
   VALUES ${values.join(',\n    ')}
   ON CONFLICT (source_scope, event_id) DO UPDATE
     SET deliveries = i.deliveries + 1,
@@ -34,7 +42,7 @@ export function acceptMany(rows: number): string {
 }
 
 const EVENT_COLUMNS = `i.id, i.source_scope, i.event_id, i.tenant_id, i.provider, i.endpoint_id, i.event_type,
-  i.payload, i.attempts, i.received_at`;
+  i.payload, i.payload_sealed, i.payload_key_id, i.attempts, i.received_at`;
 
 /**
  * The attempt history (webhook_inbox_attempts) is written by the statement that
@@ -172,17 +180,17 @@ export const EXISTING_IDENTITIES = `
 // ---- Retention (maintenance role). Each is one bounded autocommit batch. ----
 
 /**
- * Drops the payload of up to $2 settled events (done, ignored) received before $1;
- * identity, digest and status stay, so a resend is still answered `duplicate`.
+ * Drops the payload (clear or sealed) of up to $2 settled events (done, ignored) received
+ * before $1; identity, digest and status stay, so a resend is still answered `duplicate`.
  * Quarantined payloads stay: an operator may still replay them. The partial index
- * webhook_inbox_payload_retention holds exactly these candidates, so a batch never
+ * webhook_inbox_payload_expiry holds exactly these candidates, so a batch never
  * walks past rows purged earlier. SKIP LOCKED: a row a worker or admin holds waits
  * for the next batch, and two instances purge side by side.
  */
 export const PURGE_PAYLOADS = `
-  UPDATE webhook_inbox SET payload = NULL
+  UPDATE webhook_inbox SET payload = NULL, payload_sealed = NULL, payload_key_id = NULL
    WHERE id IN (SELECT id FROM webhook_inbox
-                 WHERE payload IS NOT NULL AND status IN ('done', 'ignored') AND received_at < $1
+                 WHERE ${PAYLOAD_STORED} AND status IN ('done', 'ignored') AND received_at < $1
                  ORDER BY received_at
                  LIMIT $2
                    FOR UPDATE SKIP LOCKED)`;
@@ -206,3 +214,59 @@ export const DELETE_IDENTITIES = `
     DELETE FROM webhook_inbox_attempts WHERE inbox_id IN (SELECT id FROM gone)
   )
   SELECT count(*)::int AS n FROM gone`;
+
+// ---- Payload keys (maintenance role and admin, through InboxService) ----
+
+/**
+ * The key ids stored payloads are sealed with, by a loose scan of
+ * webhook_inbox_payload_key (one index probe per distinct id, however many rows),
+ * and whether clear payloads remain (`clear`). Run at every start.
+ */
+export const PAYLOAD_KEYS_IN_USE = `
+  WITH RECURSIVE k AS (
+    (SELECT payload_key_id FROM webhook_inbox WHERE ${PAYLOAD_STORED} AND payload_key_id IS NOT NULL
+      ORDER BY payload_key_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT payload_key_id FROM webhook_inbox
+             WHERE ${PAYLOAD_STORED} AND payload_key_id > k.payload_key_id
+             ORDER BY payload_key_id LIMIT 1)
+      FROM k WHERE k.payload_key_id IS NOT NULL
+  )
+  SELECT payload_key_id AS key_id FROM k WHERE payload_key_id IS NOT NULL
+  UNION ALL
+  SELECT NULL FROM (SELECT 1 FROM webhook_inbox WHERE ${PAYLOAD_STORED} AND payload_key_id IS NULL LIMIT 1) AS clear`;
+
+/** Stored payloads per key id (NULL: clear), from webhook_inbox_payload_key alone. */
+export const PAYLOAD_ROWS_BY_KEY = `
+  SELECT payload_key_id AS key_id, count(*)::bigint AS n FROM webhook_inbox WHERE ${PAYLOAD_STORED} GROUP BY 1 ORDER BY 1`;
+
+/** Stored payloads under one key ($1) or clear ones (`clear`), counted through webhook_inbox_payload_key. */
+export function payloadRowsOf(clear: boolean): string {
+  return `SELECT count(*)::bigint AS n FROM webhook_inbox WHERE ${PAYLOAD_STORED} AND ${keyIs(clear, 1)}`;
+}
+
+function keyIs(clear: boolean, param: number): string {
+  return clear ? 'payload_key_id IS NULL' : `payload_key_id = $${param}`;
+}
+
+/**
+ * One re-encryption batch: up to $2 rows stored under key $3 (or clear ones) after id $1,
+ * in id order along webhook_inbox_payload_key (key id, id), locked until the batch's
+ * commit. SKIP LOCKED: a row a worker or an operator holds is left to the next run.
+ */
+export function reencryptPick(clear: boolean): string {
+  return `
+  SELECT id, source_scope, event_id, payload::text AS payload_text, payload_sealed, payload_key_id
+    FROM webhook_inbox
+   WHERE ${PAYLOAD_STORED} AND ${keyIs(clear, 3)} AND id > $1
+   ORDER BY id
+   LIMIT $2
+     FOR UPDATE SKIP LOCKED`;
+}
+
+/** Stores the batch's payloads sealed under key $3 (rows locked by reencryptPick in the same transaction). */
+export const REENCRYPT_STORE = `
+  UPDATE webhook_inbox w
+     SET payload = NULL, payload_sealed = v.sealed, payload_key_id = $3
+    FROM unnest($1::bigint[], $2::bytea[]) AS v(id, sealed)
+   WHERE w.id = v.id`;

@@ -4,6 +4,8 @@ import { queryPrepared, queryPreparedIn } from '../database/prepared-statement';
 import { API_VERIFIED_WITH } from '../config/load-config';
 import { acceptMany, CLAIM, DEFER, DELETE_IDENTITIES, EXISTING_IDENTITIES, FINISH, FINISH_MANY, PURGE_PAYLOADS, RECORD_FAILURE, RECORD_READINGS } from './inbox.queries';
 import { AcceptRequest, AcceptResult, InboxEvent, InboxStatus, ProviderReading } from './inbox.types';
+import { PAYLOAD_KEYS_IN_USE, PAYLOAD_ROWS_BY_KEY, payloadRowsOf, REENCRYPT_STORE, reencryptPick } from './inbox.queries';
+import { InboxPayloads } from './inbox-payloads';
 
 interface AcceptRow {
   id: string;
@@ -37,6 +39,8 @@ export interface IdentityRow {
 
 interface EventRow extends IdentityRow {
   payload: unknown;
+  payload_sealed: Buffer | null;
+  payload_key_id: string | null;
   attempts: number;
   received_at: Date;
 }
@@ -44,7 +48,10 @@ interface EventRow extends IdentityRow {
 /** The worker's and the ingestion's `webhook_inbox` SQL (the operators' is in InboxAdminRepository). */
 @Injectable()
 export class InboxRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly payloads: InboxPayloads,
+  ) {}
 
   /**
    * One autocommit multi-row statement: when it resolves, every row is durably
@@ -53,19 +60,24 @@ export class InboxRepository {
    */
   async acceptMany(requests: AcceptRequest[]): Promise<AcceptResult[]> {
     const sorted = [...requests].sort((a, b) => compare(identity(a), identity(b)));
-    const values = sorted.flatMap((r) => [
-      r.sourceScope,
-      r.eventId,
-      r.tenantId,
-      r.provider,
-      r.endpointId,
-      r.eventType,
-      r.payloadJson,
-      r.payloadSha256,
-      r.verifiedWith,
-      r.status,
-      r.statusReason ?? null,
-    ]);
+    const values = sorted.flatMap((r) => {
+      const stored = this.payloads.store(r.sourceScope, r.eventId, r.payloadJson);
+      return [
+        r.sourceScope,
+        r.eventId,
+        r.tenantId,
+        r.provider,
+        r.endpointId,
+        r.eventType,
+        stored.payload,
+        r.payloadSha256,
+        r.verifiedWith,
+        r.status,
+        r.statusReason ?? null,
+        stored.payload_sealed,
+        stored.payload_key_id,
+      ];
+    });
     // One prepared statement per batch size.
     const rows = await queryPrepared<AcceptRow>(this.dataSource, `inbox_accept_${sorted.length}`, acceptMany(sorted.length), values);
     const byIdentity = new Map(rows.map((row) => [identity({ sourceScope: row.source_scope, eventId: row.event_id }), row]));
@@ -85,19 +97,23 @@ export class InboxRepository {
     const rows = await queryPrepared<EventRow>(this.dataSource, 'inbox_claim', CLAIM, [now, lease, limit, leaseMs]);
     // UPDATE ... RETURNING has no order: put the events back in arrival order, which a batch applies them in.
     rows.sort((a, b) => compareIds(a.id, b.id));
-    return rows.map((r) => ({
-      id: String(r.id),
-      sourceScope: r.source_scope,
-      eventId: r.event_id,
-      tenantId: r.tenant_id,
-      provider: r.provider,
-      endpointId: r.endpoint_id,
-      eventType: r.event_type,
-      payload: r.payload,
-      attempts: r.attempts,
-      receivedAt: r.received_at,
-      lease,
-    }));
+    return rows.map((r) => {
+      const opened = this.payloads.open(r);
+      return {
+        id: String(r.id),
+        sourceScope: r.source_scope,
+        eventId: r.event_id,
+        tenantId: r.tenant_id,
+        provider: r.provider,
+        endpointId: r.endpoint_id,
+        eventType: r.event_type,
+        payload: opened.ok ? opened.payload : undefined,
+        unreadable: opened.ok ? undefined : { reason: opened.reason, message: opened.message },
+        attempts: r.attempts,
+        receivedAt: r.received_at,
+        lease,
+      };
+    });
   }
 
   /** Fenced final status in the caller's transaction; false when the lease was lost. */
@@ -187,6 +203,52 @@ export class InboxRepository {
   async deleteIdentities(before: Date, limit: number): Promise<number> {
     const rows: { n: number }[] = await this.dataSource.query(DELETE_IDENTITIES, [before, limit]);
     return rows[0].n;
+  }
+
+  // ---- Payload keys (start check, admin, the re-encryption job) ----
+
+  /** Key ids stored payloads are sealed with; `null` in the list when clear payloads remain. */
+  async payloadKeysInUse(): Promise<(string | null)[]> {
+    const rows: { key_id: string | null }[] = await this.dataSource.query(PAYLOAD_KEYS_IN_USE);
+    return rows.map((r) => r.key_id);
+  }
+
+  async payloadRowsByKey(): Promise<{ keyId: string | null; rows: number }[]> {
+    const rows: { key_id: string | null; n: string }[] = await this.dataSource.query(PAYLOAD_ROWS_BY_KEY);
+    return rows.map((r) => ({ keyId: r.key_id, rows: Number(r.n) }));
+  }
+
+  /** Stored payloads under `keyId` (null: clear ones). */
+  async payloadRowsOf(keyId: string | null): Promise<number> {
+    const rows: { n: string }[] = await this.dataSource.query(payloadRowsOf(keyId === null), keyId === null ? [] : [keyId]);
+    return Number(rows[0].n);
+  }
+
+  /**
+   * One short transaction: locks up to `limit` rows stored under `fromKey` (null: clear)
+   * after id `afterId`, seals each with the current key and stores it. A row that does not
+   * open is left as it is (the worker quarantines it when it meets it). Returns the last id
+   * looked at (the next batch starts after it), or null when no row was left.
+   */
+  async reencryptBatch(fromKey: string | null, afterId: string, limit: number): Promise<{ lastId: string | null; resealed: number; unreadable: number }> {
+    const clear = fromKey === null;
+    return this.dataSource.transaction(async (tx) => {
+      const rows: (EventRow & { payload_text: string | null })[] = await tx.query(
+        reencryptPick(clear),
+        clear ? [afterId, limit] : [afterId, limit, fromKey],
+      );
+      const ids: string[] = [];
+      const sealed: Buffer[] = [];
+      for (const row of rows) {
+        const text = row.payload_text !== null ? { ok: true as const, payload: row.payload_text } : this.payloads.openSealed(row);
+        if (!text.ok) continue;
+        ids.push(String(row.id));
+        sealed.push(this.payloads.store(row.source_scope, row.event_id, text.payload as string).payload_sealed!);
+      }
+      if (ids.length > 0) await tx.query(REENCRYPT_STORE, [ids, sealed, this.payloads.currentKeyId]);
+      const lastId = rows.length > 0 ? String(rows[rows.length - 1].id) : null;
+      return { lastId, resealed: ids.length, unreadable: rows.length - ids.length };
+    });
   }
 }
 

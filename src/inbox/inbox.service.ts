@@ -3,10 +3,12 @@ import { PgNotifications } from '../database/pg-notifications';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { isDeadlock, isInvalidData } from '../common/database-errors';
 import { GroupCommit } from './group-commit';
+import { HandlerRegistry } from './handler.registry';
 import { identity, InboxRepository } from './inbox.repository';
+import { InboxPayloads } from './inbox-payloads';
 import { AcceptRequest, AcceptResult, INBOX_CHANNEL } from './inbox.types';
 
-/** The inbox as ingestion and retention see it (operators use InboxAdminService). */
+/** The inbox as ingestion and the maintenance jobs see it (operators use InboxAdminService). */
 @Injectable()
 export class InboxService {
   private readonly acceptGroup: GroupCommit<AcceptRequest, AcceptResult | Error>;
@@ -14,6 +16,8 @@ export class InboxService {
   constructor(
     private readonly repository: InboxRepository,
     private readonly notifications: PgNotifications,
+    private readonly handlers: HandlerRegistry,
+    private readonly payloads: InboxPayloads,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.acceptGroup = new GroupCommit<AcceptRequest, AcceptResult | Error>({
@@ -61,6 +65,11 @@ export class InboxService {
     return ids.map((i) => known.has(identity(i)));
   }
 
+  /** Who reads which payload paths of `provider`'s events (for checking an endpoint's `omit` at start). */
+  payloadReaders(provider: string, types?: ReadonlySet<string>): { handler: string; type: string; reads?: readonly string[] }[] {
+    return this.handlers.readersOf(provider, types);
+  }
+
   // ---- Retention (maintenance role): one bounded batch per call ----
 
   /** Drops payloads of done/ignored events received before `before` (identity, digest, status kept). */
@@ -71,5 +80,31 @@ export class InboxService {
   /** Deletes done/ignored events received before `before`: a resend after this is accepted as new. */
   deleteIdentities(before: Date, limit: number): Promise<number> {
     return this.repository.deleteIdentities(before, limit);
+  }
+
+  // ---- Payload keys (start check, admin, the re-encryption job of the maintenance role) ----
+
+  /** This instance's key ring: the current key id (undefined: encryption off) and every id it can open. */
+  payloadKeyRing(): { current?: string; ids: string[] } {
+    return { current: this.payloads.currentKeyId, ids: this.payloads.keyIds };
+  }
+
+  /** Key ids stored payloads are sealed with; `null` in the list when clear payloads remain. */
+  payloadKeysInUse(): Promise<(string | null)[]> {
+    return this.repository.payloadKeysInUse();
+  }
+
+  /** Stored payloads per key id (null: clear): a count over webhook_inbox_payload_key, for operators. */
+  payloadRowsByKey(): Promise<{ keyId: string | null; rows: number }[]> {
+    return this.repository.payloadRowsByKey();
+  }
+
+  payloadRowsOf(keyId: string | null): Promise<number> {
+    return this.repository.payloadRowsOf(keyId);
+  }
+
+  /** One re-encryption batch of rows under `fromKey` (null: clear) after `afterId` (see InboxRepository). */
+  reencryptBatch(fromKey: string | null, afterId: string, limit: number): Promise<{ lastId: string | null; resealed: number; unreadable: number }> {
+    return this.repository.reencryptBatch(fromKey, afterId, limit);
   }
 }

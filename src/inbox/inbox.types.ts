@@ -46,8 +46,10 @@ export interface InboxIdentity {
 
 /** One claimed event as a handler sees it. */
 export interface InboxEvent extends InboxIdentity {
-  /** The verified body, parsed. */
+  /** The verified body as stored (after the endpoint's `omit`), parsed; null once purged, undefined when `unreadable`. */
   payload: any;
+  /** The stored payload did not open (inbox-payloads.ts): the worker quarantines or retries, never runs a handler. */
+  unreadable?: { reason: 'payload_decryption_failed' | 'payload_key_unknown'; message: string };
   /** Failed attempts before this one. */
   attempts: number;
   receivedAt: Date;
@@ -81,6 +83,8 @@ export interface RegisteredHandler {
   id: string;
   handle: WebhookEventHandler;
   batch?: WebhookBatchHandler;
+  /** The payload paths it reads; undefined: all of it. */
+  reads?: readonly string[];
 }
 
 // ---- Operator reads and repairs (InboxAdminService) ----
@@ -114,9 +118,13 @@ export interface InboxEventView extends InboxIdentity {
   deliveries: number;
   lastDeliveryAt: Date;
   digestConflicts: number;
-  /** Retention purged the body (identity, digest and status are kept). */
+  /** The key that sealed the stored payload; null when clear or purged. */
+  payloadKeyId: string | null;
+  /** Retention or an erasure purged the body (identity, digest and status are kept). */
   payloadPurged: boolean;
   payload?: unknown;
+  /** Set when the stored payload did not open (`payload` is then null). */
+  payloadUnreadable?: string;
 }
 
 export interface InboxStatusChange {

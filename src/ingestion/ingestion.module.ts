@@ -3,6 +3,7 @@ import { DiscoveryModule } from '@nestjs/core';
 import { InboxModule } from '../inbox/inbox.module';
 import { IngestionMetrics } from './ingestion.metrics';
 import { IngestionService } from './ingestion.service';
+import { OmitPathsCheck } from './omit-paths.check';
 import { GithubProvider } from './providers/github.provider';
 import { HmacProvider } from './providers/hmac.provider';
 import { ProviderRegistry } from './providers/provider.registry';
@@ -14,7 +15,7 @@ import { WebhookRoute } from './webhook.route';
 
 @Module({
   imports: [DiscoveryModule, InboxModule],
-  providers: [IngestionService, IngestionMetrics, WebhookRoute, ProviderRegistry, StripeProvider, GithubProvider, StandardWebhooksProvider, ShopifyProvider, SlackProvider, HmacProvider],
+  providers: [IngestionService, IngestionMetrics, OmitPathsCheck, WebhookRoute, ProviderRegistry, StripeProvider, GithubProvider, StandardWebhooksProvider, ShopifyProvider, SlackProvider, HmacProvider],
   exports: [WebhookRoute, IngestionService],
 })
 export class IngestionModule {}

@@ -10,6 +10,7 @@ import { InboxService } from '../inbox/inbox.service';
 import { IngestionMetrics } from './ingestion.metrics';
 import { ProviderRegistry } from './providers/provider.registry';
 import { isHandshake, utf8Text, VerifiedEvent } from './providers/webhook-provider';
+import { omitPaths } from './omit-paths';
 import { readRawBody } from './raw-body';
 
 export interface IngestionResult {
@@ -134,7 +135,8 @@ export class IngestionService {
         provider: endpoint.provider,
         endpointId: endpoint.id,
         eventType: event.eventType,
-        payloadJson: text,
+        // Minimised before storage; the digest stays the evidence of the bytes received.
+        payloadJson: endpoint.omit ? omitPaths(text, endpoint.omit) : text,
         payloadSha256,
         verifiedWith: event.verifiedWith,
         status: ignoredReason ? 'ignored' : 'pending',

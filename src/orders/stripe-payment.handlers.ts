@@ -7,6 +7,21 @@ import { OnWebhookEvent } from '../inbox/on-webhook-event.decorator';
 import { PaymentEventKind, PaymentFacts } from './domain/order-state-machine';
 import { OrdersService, PaymentEvent } from './orders.service';
 
+/** Every payload path parsePaymentEvent reads: an endpoint's `omit` may not drop one (checked at start). */
+export const PAYMENT_EVENT_READS = [
+  'created',
+  'data.object.id',
+  'data.object.metadata.order_id',
+  'data.object.amount',
+  'data.object.currency',
+  'data.object.payment_intent',
+  'data.object.amount_refunded',
+  'data.object.last_payment_error.code',
+  'data.object.last_payment_error.decline_code',
+] as const;
+
+const PAYMENT_EVENT = { batch: true, reads: PAYMENT_EVENT_READS } as const;
+
 export type Parsed =
   | { ok: true; event: PaymentEvent }
   /** Quarantine: retries will not change this. */
@@ -23,10 +38,10 @@ export type Parsed =
 export class StripePaymentHandlers {
   constructor(private readonly orders: OrdersService) {}
 
-  @OnWebhookEvent('stripe', 'payment_intent.succeeded', { batch: true })
-  @OnWebhookEvent('stripe', 'payment_intent.payment_failed', { batch: true })
-  @OnWebhookEvent('stripe', 'payment_intent.canceled', { batch: true })
-  @OnWebhookEvent('stripe', 'charge.refunded', { batch: true })
+  @OnWebhookEvent('stripe', 'payment_intent.succeeded', PAYMENT_EVENT)
+  @OnWebhookEvent('stripe', 'payment_intent.payment_failed', PAYMENT_EVENT)
+  @OnWebhookEvent('stripe', 'payment_intent.canceled', PAYMENT_EVENT)
+  @OnWebhookEvent('stripe', 'charge.refunded', PAYMENT_EVENT)
   async apply(events: InboxEvent[], tx: EntityManager): Promise<(HandlerOutcome | Error)[]> {
     const parsed = events.map((e) => confirmed(e, parsePaymentEvent(e)));
     const valid = parsed.flatMap((p) => (p.ok ? [p.event] : []));

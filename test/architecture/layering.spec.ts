@@ -9,7 +9,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 const FLOORS: string[][] = [
   ['common'],
   ['config'],
-  ['database', 'observability'],
+  ['database', 'observability', 'crypto'],
   ['audit', 'provider-api'],
   ['inbox', 'outbox'],
   ['orders', 'ingestion', 'retention'],

@@ -21,6 +21,7 @@ import {
 @WebhookProviderFor('github')
 export class GithubProvider implements WebhookProvider {
   readonly expects = { hookId: 'string' } as const;
+  readonly reads: readonly string[] = [];
 
   verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent {
     const signature = header(request.headers, 'x-hub-signature-256');

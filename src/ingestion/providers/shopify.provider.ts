@@ -20,6 +20,7 @@ import {
 @WebhookProviderFor('shopify')
 export class ShopifyProvider implements WebhookProvider {
   readonly expects = { shopDomain: 'string' } as const;
+  readonly reads: readonly string[] = [];
 
   verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent {
     const signature = header(request.headers, 'x-shopify-hmac-sha256');

@@ -24,6 +24,7 @@ import {
 @WebhookProviderFor('slack')
 export class SlackProvider implements WebhookProvider {
   readonly expects = { apiAppId: 'string', teamId: 'string' } as const;
+  readonly reads: readonly string[] = ['type', 'event_id', 'event.type', 'api_app_id', 'team_id'];
 
   verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent | HandshakeReply {
     const signature = header(request.headers, 'x-slack-signature');

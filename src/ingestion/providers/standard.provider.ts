@@ -27,6 +27,7 @@ export function standardSecretKey(secret: string): Buffer {
 @WebhookProviderFor('standard')
 export class StandardWebhooksProvider implements WebhookProvider {
   readonly expects = {};
+  readonly reads: readonly string[] = ['type'];
 
   verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent {
     const h = (name: string) => header(request.headers, `webhook-${name}`) ?? header(request.headers, `svix-${name}`);

@@ -33,6 +33,7 @@ function exactUtf8Text(body: Buffer): string | undefined {
 @WebhookProviderFor('stripe')
 export class StripeProvider implements WebhookProvider {
   readonly expects = { account: 'string', livemode: 'boolean' } as const;
+  readonly reads: readonly string[] = ['id', 'type', 'account', 'livemode'];
 
   verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent {
     const signature = header(request.headers, 'stripe-signature');

@@ -46,6 +46,11 @@ export interface WebhookProvider {
   /** The `expect` keys this provider reports in `source`, with their JSON type; others are refused at start. */
   readonly expects: Readonly<Record<string, 'string' | 'boolean'>>;
   /**
+   * The body's JSON paths the acceptance reads (identity, type, source facts): an
+   * endpoint's `omit` may not drop them. Undefined: the whole body, so nothing may be omitted.
+   */
+  readonly reads?: readonly string[];
+  /**
    * Optional: checks an endpoint's `settings` and `expect` at start and keeps
    * what it needs; returns one line per mistake. Without it, `settings` is refused
    * and `expect` is checked against `expects`.
