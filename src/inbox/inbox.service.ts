@@ -8,6 +8,15 @@ import { identity, InboxRepository } from './inbox.repository';
 import { InboxPayloads } from './inbox-payloads';
 import { AcceptRequest, AcceptResult, INBOX_CHANNEL } from './inbox.types';
 
+export interface PayloadKeyReport {
+  encrypted: boolean;
+  current: string | null;
+  ring: string[];
+  keys: { keyId: string | null; rows: number; current: boolean; inRing: boolean }[];
+  /** Stored payloads not under the current key (0 without a ring). */
+  reencryption: { remaining: number; done: boolean };
+}
+
 /** The inbox as ingestion and the maintenance jobs see it (operators use InboxAdminService). */
 @Injectable()
 export class InboxService {
@@ -94,9 +103,26 @@ export class InboxService {
     return this.repository.payloadKeysInUse();
   }
 
-  /** Stored payloads per key id (null: clear): a count over webhook_inbox_payload_key, for operators. */
-  payloadRowsByKey(): Promise<{ keyId: string | null; rows: number }[]> {
-    return this.repository.payloadRowsByKey();
+  /**
+   * For operators: stored payloads per key id (null: clear), this instance's ring, and
+   * what re-encryption has left. One pass over webhook_inbox_payload_key.
+   */
+  async payloadKeyReport(): Promise<PayloadKeyReport> {
+    const ring = this.payloadKeyRing();
+    const rows = await this.repository.payloadRowsByKey();
+    const remaining = ring.current === undefined ? 0 : rows.filter((r) => r.keyId !== ring.current).reduce((n, r) => n + r.rows, 0);
+    return {
+      encrypted: ring.current !== undefined,
+      current: ring.current ?? null,
+      ring: ring.ids,
+      keys: rows.map((r) => ({
+        keyId: r.keyId,
+        rows: r.rows,
+        current: r.keyId !== null && r.keyId === ring.current,
+        inRing: r.keyId === null || ring.ids.includes(r.keyId),
+      })),
+      reencryption: { remaining, done: remaining === 0 },
+    };
   }
 
   payloadRowsOf(keyId: string | null): Promise<number> {
