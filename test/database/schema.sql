@@ -134,7 +134,9 @@ CREATE TABLE webhook_inbox (
   deliveries integer NOT NULL DEFAULT 1,
   last_delivery_at timestamp with time zone NOT NULL DEFAULT now(),
   digest_conflicts integer NOT NULL DEFAULT 0,
-  confirmation jsonb
+  confirmation jsonb,
+  payload_sealed bytea,
+  payload_key_id text
 ) WITH (fillfactor=80, autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=1000, autovacuum_vacuum_insert_scale_factor=0.05, autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0);
 
 CREATE TABLE webhook_inbox_attempts (
@@ -231,7 +233,9 @@ CREATE UNIQUE INDEX webhook_inbox_identity ON public.webhook_inbox USING btree (
 
 CREATE INDEX webhook_inbox_leased ON public.webhook_inbox USING btree (locked_until) WHERE (status = 'processing'::text);
 
-CREATE INDEX webhook_inbox_payload_retention ON public.webhook_inbox USING btree (received_at) WHERE ((payload IS NOT NULL) AND (status = ANY (ARRAY['done'::text, 'ignored'::text])));
+CREATE INDEX webhook_inbox_payload_expiry ON public.webhook_inbox USING btree (received_at) WHERE (((payload IS NOT NULL) OR (payload_sealed IS NOT NULL)) AND (status = ANY (ARRAY['done'::text, 'ignored'::text])));
+
+CREATE INDEX webhook_inbox_payload_key ON public.webhook_inbox USING btree (payload_key_id, id) WHERE ((payload IS NOT NULL) OR (payload_sealed IS NOT NULL));
 
 CREATE UNIQUE INDEX webhook_inbox_pkey ON public.webhook_inbox USING btree (id);
 
