@@ -1,8 +1,8 @@
 import request from 'supertest';
-import { FakeDestination, startFakeEmail, startFakeErp } from '../support/fake-destinations';
+import { FakeDestination } from '../support/fake-destinations';
 import { signStripe } from '../support/signers';
-import { createTestDatabase, TestDatabase } from '../support/test-database';
-import { OPERATOR_TOKEN, startTestApp, TestApp } from '../support/test-app';
+import { TestDatabase } from '../support/test-database';
+import { OPERATOR_TOKEN, TestApp, useTestAppWithDestinations } from '../support/test-app';
 import { waitFor } from '../support/wait-for';
 import { ENDPOINTS, paymentIntentEvent, STRIPE_SECRET } from '../inbox/worker-fixtures';
 
@@ -12,22 +12,7 @@ describe('end to end on the running service: webhook -> order -> ERP and email',
   let email: FakeDestination & { sendUrl: string };
   let t: TestApp;
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    erp = await startFakeErp();
-    email = await startFakeEmail();
-    t = await startTestApp({
-      databaseUrl: db.url,
-      endpoints: ENDPOINTS,
-      env: { ROLES: 'api,worker,relay', ERP_URL: erp.url, EMAIL_URL: email.sendUrl },
-    });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await erp?.close();
-    await email?.close();
-    await db?.drop();
-  });
+  useTestAppWithDestinations({ endpoints: ENDPOINTS, env: { ROLES: 'api,worker,relay' } }, (started) => ({ db, t, erp, email } = started));
 
   async function post(event: Record<string, unknown>): Promise<request.Response> {
     const signed = signStripe(event, STRIPE_SECRET, Math.floor(t.clock.now().getTime() / 1000));

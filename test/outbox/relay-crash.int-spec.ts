@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { OutboxRelay } from '../../src/outbox/outbox-relay';
-import { FakeDestination, startFakeEmail, startFakeErp } from '../support/fake-destinations';
+import { FakeDestination } from '../support/fake-destinations';
 import { runTsChild } from '../support/child-process';
-import { createTestDatabase, TestDatabase } from '../support/test-database';
-import { startTestApp, TestApp } from '../support/test-app';
+import { TestDatabase } from '../support/test-database';
+import { TestApp, useTestAppWithDestinations } from '../support/test-app';
 import { insertEmailRow, insertErpRow, outboxRow } from './outbox-rows';
 
 const LEASE_MS = 60_000;
@@ -16,21 +16,7 @@ describe('scenario 22: a relay process killed after the 200, before recording', 
   let email: FakeDestination & { sendUrl: string };
   let t: TestApp;
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    erp = await startFakeErp();
-    email = await startFakeEmail();
-    t = await startTestApp({
-      databaseUrl: db.url,
-      env: { ERP_URL: erp.url, EMAIL_URL: email.sendUrl, RELAY_LEASE_MS: String(LEASE_MS) },
-    });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await erp?.close();
-    await email?.close();
-    await db?.drop();
-  });
+  useTestAppWithDestinations({ env: { RELAY_LEASE_MS: String(LEASE_MS) } }, (started) => ({ db, t, erp, email } = started));
 
   it('the next relay finishes the job after the lease expires; each destination applied the operation once', async () => {
     const erpKey = await insertErpRow(db, 'o-22');

@@ -7,6 +7,7 @@ import { createApp } from '../../src/app.factory';
 import { AppConfig } from '../../src/config/app-config';
 import { Env, loadConfig } from '../../src/config/load-config';
 import { CapturingLogger } from './capturing-logger';
+import { FakeDestination, startFakeEmail, startFakeErp } from './fake-destinations';
 import { FakeClock } from './fake-clock';
 import { createTestDatabase, TestDatabase } from './test-database';
 
@@ -82,6 +83,37 @@ export function useTestApp(
   });
   afterAll(async () => {
     await t?.close();
+    await db?.drop();
+  });
+}
+
+export interface FakeDestinations {
+  erp: FakeDestination;
+  email: FakeDestination & { sendUrl: string };
+}
+
+/**
+ * useTestApp with a fake ERP and a fake email API, started first (the app gets
+ * their URLs as ERP_URL and EMAIL_URL) and closed after the app.
+ */
+export function useTestAppWithDestinations(
+  options: Omit<TestAppOptions, 'databaseUrl'>,
+  use: (started: { db: TestDatabase; t: TestApp } & FakeDestinations) => void,
+): void {
+  let db: TestDatabase | undefined;
+  let t: TestApp | undefined;
+  const fakes: Partial<FakeDestinations> = {};
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const erp = (fakes.erp = await startFakeErp());
+    const email = (fakes.email = await startFakeEmail());
+    t = await startTestApp({ ...options, env: { ERP_URL: erp.url, EMAIL_URL: email.sendUrl, ...options.env }, databaseUrl: db.url });
+    use({ db, t, erp, email });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await fakes.erp?.close();
+    await fakes.email?.close();
     await db?.drop();
   });
 }
