@@ -190,5 +190,10 @@ export class IngestionService {
 }
 
 function scopeOf(endpoint: EndpointConfig, event: VerifiedEvent): string {
-  return `${endpoint.tenantId}:${endpoint.provider}:${event.namespace}`;
+  return sourceScopeOf(endpoint, event.namespace);
+}
+
+/** The identity's scope: the endpoint's tenant and provider (trusted config) and the event's namespace. */
+export function sourceScopeOf(endpoint: EndpointConfig, namespace: string): string {
+  return `${endpoint.tenantId}:${endpoint.provider}:${namespace}`;
 }

@@ -7,7 +7,7 @@ import { BadRequestError } from '../common/errors';
 import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig, EndpointConfig } from '../config/app-config';
 import { InboxService } from '../inbox/inbox.service';
-import { IngestionService } from '../ingestion/ingestion.service';
+import { IngestionService, sourceScopeOf } from '../ingestion/ingestion.service';
 import { ProviderUnavailableError } from '../provider-api/provider-api.errors';
 import { ReadBudget } from '../provider-api/read-budget';
 import { ReconcileContext, ReconcileWindow } from './reconciler';
@@ -165,6 +165,15 @@ export class ReconciliationRunner {
     return { found: missing.length, accepted };
   }
 
+  inInbox(endpoint: EndpointConfig, namespace: string, eventIds: string[]): Promise<boolean[]> {
+    const sourceScope = sourceScopeOf(endpoint, namespace);
+    return this.inbox.present(eventIds.map((eventId) => ({ sourceScope, eventId })));
+  }
+
+  countRedeliveries(endpoint: EndpointConfig, count: number): void {
+    this.metrics.event(endpoint.id, 'redelivery_requested', count);
+  }
+
   progress(run: ReconciliationRun, lease: string, p: RunProgress): Promise<boolean> {
     return this.repository.progress(run.id, lease, p, this.clock.now(), RUN_LEASE_MS);
   }
@@ -202,8 +211,19 @@ class RunContext implements ReconcileContext {
     await this.store({ position, listed: events.length, foundMissing: found, accepted });
   }
 
+  inInbox(namespace: string, eventIds: string[]): Promise<boolean[]> {
+    return this.runner.inInbox(this.endpoint, namespace, eventIds);
+  }
+
   async redelivered(count: number, listed: number, position: string): Promise<void> {
+    this.runner.countRedeliveries(this.endpoint, count);
     await this.store({ position, listed, foundMissing: count, accepted: 0 });
+  }
+
+  async wait(ms: number): Promise<void> {
+    if (ms > MAX_WAIT_MS) throw new ProviderUnavailableError('rate_limited', undefined, ms);
+    await this.store({ listed: 0, foundMissing: 0, accepted: 0 });
+    await sleep(ms);
   }
 
   /** Stores the calls not yet counted. */

@@ -5,6 +5,7 @@ import { InboxModule } from '../inbox/inbox.module';
 import { IngestionModule } from '../ingestion/ingestion.module';
 import { ProviderApiModule } from '../provider-api/provider-api.module';
 import { ReconcilerRegistry } from './reconciler.registry';
+import { GithubReconciler } from './reconcilers/github.reconciler';
 import { StripeReconciler } from './reconcilers/stripe.reconciler';
 import { ReconciliationRunner } from './reconciliation-runner';
 import { ReconciliationMetrics } from './reconciliation.metrics';
@@ -23,6 +24,7 @@ import { ReconciliationService } from './reconciliation.service';
     ReconciliationRepository,
     ReconcilerRegistry,
     StripeReconciler,
+    GithubReconciler,
     ReconciliationRunner,
     ReconciliationMetrics,
     ReconciliationService,

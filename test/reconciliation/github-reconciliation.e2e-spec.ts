@@ -1,0 +1,117 @@
+import request from 'supertest';
+import { ReconciliationScheduler } from '../../src/reconciliation/reconciliation.scheduler';
+import { FakeGithubApi } from '../support/fake-github-api';
+import { signGithub } from '../support/signers';
+import { startTestApp, TestApp } from '../support/test-app';
+import { createTestDatabase, TestDatabase } from '../support/test-database';
+import { waitFor } from '../support/wait-for';
+
+const TOKEN = 'ghp_reconcile0123456789SECRETTOKEN';
+const SECRET = 'gh-webhook-secret';
+const HOOK = '123';
+
+describe('reconciliation: GitHub asks for failed deliveries again', () => {
+  let db: TestDatabase;
+  let github: FakeGithubApi;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    github = await new FakeGithubApi(TOKEN, HOOK, SECRET).start();
+    t = await startTestApp({
+      databaseUrl: db.url,
+      endpoints: [
+        {
+          id: 'gh-acme',
+          provider: 'github',
+          tenantId: 'acme',
+          secrets: [{ label: 'current', value: SECRET }],
+          expect: { hookId: HOOK },
+          api: { env: 'GH_TOKEN', baseUrl: github.url, owner: 'acme', repo: 'shop', reconcile: { enabled: true, intervalSeconds: 60 } },
+        },
+      ],
+      env: { GH_TOKEN: TOKEN, LOG_LEVEL: 'debug' },
+    });
+    github.webhookUrl = `${t.url}/webhooks/gh-acme`;
+  });
+  afterAll(async () => {
+    await t?.close();
+    await github?.stop();
+    await db?.drop();
+  });
+
+  const reconcile = () => t.app.get(ReconciliationScheduler).runOnce();
+  const lastRun = async () => (await db.query(`SELECT * FROM reconciliation_runs ORDER BY id DESC LIMIT 1`))[0];
+
+  it('redelivers only the failed deliveries the inbox lacks; they come back signed with the same delivery id', async () => {
+    // Delivered and accepted.
+    const ok = signGithub({ ref: 'refs/heads/main' }, SECRET, 'g-ok');
+    expect((await request(t.url).post('/webhooks/gh-acme').set(ok.headers).send(ok.body)).body).toMatchObject({ status: 'accepted' });
+    github.addDelivery('g-ok', 200, { ref: 'refs/heads/main' }, 'push', 300);
+    // Failed once, then GitHub's own retry got through: in the inbox, nothing to do.
+    github.addDelivery('g-retried', 502, { ref: 'b' }, 'push', 290);
+    const retried = signGithub({ ref: 'b' }, SECRET, 'g-retried');
+    await request(t.url).post('/webhooks/gh-acme').set(retried.headers).send(retried.body);
+    github.addDelivery('g-retried', 200, { ref: 'b' }, 'push', 280);
+    // Failed and never seen: lost, on the second page.
+    github.addDelivery('g-lost', 502, { ref: 'refs/heads/lost' }, 'push', 270);
+    for (let i = 0; i < 120; i++) github.addDelivery(`g-fill-${i}`, 200, {}, 'push', 200 - i);
+    // The first page leaves no calls in the window: the second waits for the reset.
+    github.rateLimit = { remaining: 1, resetAt: Math.floor(Date.now() / 1000) + 2 };
+
+    expect(await reconcile()).toBe(1);
+
+    const lost = github.deliveries.find((d) => d.guid === 'g-lost' && !d.redelivery)!;
+    expect(github.redeliveries).toEqual([lost.id]);
+    const lists = github.calls.filter((c) => c.method === 'GET');
+    expect(lists).toHaveLength(2);
+    expect(lists[1].query.get('cursor')).toEqual(expect.any(String));
+    // x-ratelimit-remaining 0: the next call waited for x-ratelimit-reset.
+    expect(lists[1].at).toBeGreaterThanOrEqual((github.rateLimit.resetAt - 1) * 1000);
+    await waitFor('the redelivery', async () => (await db.query(`SELECT 1 FROM webhook_inbox WHERE event_id = 'g-lost'`)).length === 1);
+    const [row] = await db.query(`SELECT source_scope, verified_with, event_type FROM webhook_inbox WHERE event_id = 'g-lost'`);
+    expect(row).toEqual({ source_scope: `acme:github:${HOOK}`, verified_with: 'current', event_type: 'push' });
+    expect(await lastRun()).toMatchObject({ status: 'succeeded', found_missing: 1, api_calls: 3 });
+
+    // The next run finds the redelivery in the inbox: nothing asked again.
+    t.clock.advance(61_000);
+    github.rateLimit = { remaining: 5000, resetAt: Math.floor(Date.now() / 1000) + 3600 };
+    expect(await reconcile()).toBe(1);
+    expect(github.redeliveries).toHaveLength(1);
+    expect(await db.query(`SELECT count(*)::int AS n FROM webhook_inbox WHERE event_id = 'g-lost'`)).toEqual([{ n: 1 }]);
+  });
+
+  it('a bad token: the run failed with one line in its record, the token never logged', async () => {
+    t.clock.advance(61_000);
+    github.tokens.clear();
+    try {
+      expect(await reconcile()).toBe(1);
+    } finally {
+      github.tokens.add(TOKEN);
+    }
+    expect(await lastRun()).toMatchObject({ status: 'failed', error: 'credentials_refused (401)' });
+    expect(t.logs.text()).not.toContain(TOKEN);
+  });
+
+  it.each([
+    [{ owner: 'acme' }, { hookId: HOOK }, /api\.reconcile: GitHub reconciliation needs api\.owner and api\.repo, or api\.org/],
+    [{ org: 'acme', repo: 'shop' }, { hookId: HOOK }, /api\.owner and api\.repo, or api\.org \(not both\)/],
+    [{ org: 'acme' }, undefined, /needs expect\.hookId/],
+  ])('refuses to start with api %j and expect %j', async (where, expect_, pattern) => {
+    const start = startTestApp({
+      databaseUrl: db.url,
+      endpoints: [
+        {
+          id: 'gh-bad',
+          provider: 'github',
+          tenantId: 'acme',
+          secrets: [{ label: 'current', value: SECRET }],
+          ...(expect_ && { expect: expect_ }),
+          api: { env: 'GH_TOKEN', ...where, reconcile: { enabled: true } },
+        },
+      ],
+      env: { GH_TOKEN: TOKEN },
+    });
+    await expect(start).rejects.toThrow(pattern);
+  });
+});
