@@ -5,6 +5,7 @@ import { ProviderReads1764892800000 } from './1764892800000-provider-reads';
 import { Reconciliation1764893800000 } from './1764893800000-reconciliation';
 import { PayloadEncryption1764979200000 } from './1764979200000-payload-encryption';
 import { AttemptHistory1765065600000 } from './1765065600000-attempt-history';
+import { TimelineIndexes1765065601000 } from './1765065601000-timeline-indexes';
 
 /** Every migration, oldest first. Listed explicitly so ts-jest and the compiled build load the same set. */
 export const MIGRATIONS = [
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   Reconciliation1764893800000,
   PayloadEncryption1764979200000,
   AttemptHistory1765065600000,
+  TimelineIndexes1765065601000,
 ];

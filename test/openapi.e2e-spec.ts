@@ -25,6 +25,7 @@ describe('OpenAPI at /docs', () => {
       '/admin/inbox/{id}',
       '/admin/inbox/{id}/replay',
       '/admin/inbox/{id}/quarantine',
+      '/admin/inbox/{id}/timeline',
       '/admin/inbox/replay',
       '/admin/outbox',
       '/admin/outbox/{id}/retry',
@@ -33,6 +34,7 @@ describe('OpenAPI at /docs', () => {
       '/admin/orders/{tenant}/{id}',
       '/admin/audit',
       '/admin/stats',
+      '/admin/session',
       '/metrics',
       '/health/ready',
     ]) {

@@ -2,6 +2,7 @@ import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { NotFoundError } from '../common/errors';
 import { InboxAdminService } from '../inbox/inbox-admin.service';
+import { TimelineService } from '../timeline/timeline.service';
 import { AdminPrincipal, hasRole } from './admin-auth';
 import { AdminAuthGuard } from './admin-auth.guard';
 import { decodeCursor, encodeCursor, parseId } from './admin-cursor';
@@ -14,7 +15,10 @@ import { CurrentAdmin, Roles } from './roles.decorator';
 @UseGuards(AdminAuthGuard)
 @Controller('admin/inbox')
 export class AdminInboxController {
-  constructor(private readonly inbox: InboxAdminService) {}
+  constructor(
+    private readonly inbox: InboxAdminService,
+    private readonly timelines: TimelineService,
+  ) {}
 
   @Get()
   @ApiOperation({ summary: 'List inbox events (metadata only), newest first' })
@@ -42,6 +46,16 @@ export class AdminInboxController {
     const event = await this.inbox.get(parseId(id), hasRole(who, 'operator'));
     if (!event) throw new NotFoundError('inbox_event_not_found', 'no inbox event with this id');
     return event;
+  }
+
+  @Get(':id/timeline')
+  @ApiOperation({
+    summary: "One event's story in order: receipts, processing attempts, the order transition, operations and their delivery attempts, operator actions",
+  })
+  async timeline(@Param('id') id: string) {
+    const timeline = await this.timelines.ofEvent(parseId(id));
+    if (!timeline) throw new NotFoundError('inbox_event_not_found', 'no inbox event with this id');
+    return timeline;
   }
 
   @Post(':id/replay')

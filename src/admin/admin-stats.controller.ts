@@ -7,6 +7,8 @@ import { AdminAuthGuard } from './admin-auth.guard';
 import { ApiAdmin } from './api-docs';
 
 const LATENCY_WINDOW_MS = 3_600_000;
+/** The window of the rates (per minute) and of "accepted" per endpoint. */
+const RATE_WINDOW_MS = 300_000;
 
 @ApiTags('admin: stats')
 @ApiAdmin()
@@ -20,13 +22,19 @@ export class AdminStatsController {
   ) {}
 
   @Get()
-  @ApiOperation({ summary: 'Backlog, oldest pending age, attempts, recurring failures, accept-to-done latency (last hour)' })
+  @ApiOperation({
+    summary: 'Backlog, oldest pending age, attempts, recurring failures, accept-to-done latency (last hour), rates and open work per endpoint (last 5 minutes)',
+  })
   async stats() {
     const now = this.clock.now();
-    const [inbox, outbox] = await Promise.all([
+    const rateSince = new Date(now.getTime() - RATE_WINDOW_MS);
+    const [inbox, outbox, activity, delivered] = await Promise.all([
       this.inbox.stats(new Date(now.getTime() - LATENCY_WINDOW_MS)),
       this.outbox.stats(),
+      this.inbox.activitySince(rateSince),
+      this.outbox.deliveredSince(rateSince),
     ]);
+    const perMinute = (n: number) => n / (RATE_WINDOW_MS / 60_000);
     return {
       at: now,
       inbox: {
@@ -45,6 +53,13 @@ export class AdminStatsController {
         dead: outbox.byStatus.dead ?? 0,
         recurringFailures: outbox.recurringFailures,
       },
+      rates: {
+        windowSeconds: RATE_WINDOW_MS / 1000,
+        acceptedPerMinute: perMinute(activity.accepted),
+        donePerMinute: perMinute(activity.done),
+        deliveredPerMinute: perMinute(delivered),
+      },
+      byEndpoint: activity.byEndpoint.map(({ accepted, ...open }) => ({ ...open, acceptedPerMinute: perMinute(accepted) })),
     };
   }
 }

@@ -4,6 +4,7 @@ import { InboxModule } from '../inbox/inbox.module';
 import { OrdersModule } from '../orders/orders.module';
 import { OutboxModule } from '../outbox/outbox.module';
 import { ReconciliationModule } from '../reconciliation/reconciliation.module';
+import { TimelineModule } from '../timeline/timeline.module';
 import { AdminAuditController } from './admin-audit.controller';
 import { AdminAuthGuard } from './admin-auth.guard';
 import { AdminInboxController } from './admin-inbox.controller';
@@ -11,6 +12,7 @@ import { AdminOrdersController } from './admin-orders.controller';
 import { AdminOutboxController } from './admin-outbox.controller';
 import { AdminReconciliationController } from './admin-reconciliation.controller';
 import { AdminPayloadKeysController } from './admin-payload-keys.controller';
+import { AdminSessionController } from './admin-session.controller';
 import { AdminStatsController } from './admin-stats.controller';
 
 /**
@@ -18,7 +20,7 @@ import { AdminStatsController } from './admin-stats.controller';
  * resource, each calling the one service that owns the use case (and its transaction).
  */
 @Module({
-  imports: [AuditModule, InboxModule, OutboxModule, OrdersModule, ReconciliationModule],
+  imports: [AuditModule, InboxModule, OutboxModule, OrdersModule, ReconciliationModule, TimelineModule],
   controllers: [
     AdminInboxController,
     AdminOutboxController,
@@ -27,6 +29,7 @@ import { AdminStatsController } from './admin-stats.controller';
     AdminStatsController,
     AdminReconciliationController,
     AdminPayloadKeysController,
+    AdminSessionController,
   ],
   providers: [AdminAuthGuard],
 })

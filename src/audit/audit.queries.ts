@@ -6,3 +6,14 @@ export const INSERT_AUDIT = `
   RETURNING id`;
 
 export const AUDIT_COLUMNS = `id, actor, role, action, target, reason, before_status, after_status, details, at`;
+
+/**
+ * The actions on one inbox event: on the event itself (index admin_audit_target),
+ * on the operations it created, and the bulk replays that included it (their
+ * batches list the ids they replayed).
+ */
+export const AUDIT_OF_EVENT = `
+  SELECT ${AUDIT_COLUMNS} FROM admin_audit
+   WHERE target = $1 OR target = ANY($2::text[])
+      OR (target = 'inbox:filter' AND action = 'inbox.replay_bulk' AND details -> 'ids' ? $3)
+   ORDER BY at, id`;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Page, PageRequest, queryPage, SqlWhere } from '../common/pagination';
-import { AUDIT_COLUMNS, INSERT_AUDIT } from './audit.queries';
+import { AUDIT_COLUMNS, AUDIT_OF_EVENT, INSERT_AUDIT } from './audit.queries';
 
 /** Who did it: an operator's token name and role. */
 export interface Actor {
@@ -68,6 +68,12 @@ export class AuditService {
     return { ...change, auditId };
   }
 
+  /** Operator actions on an inbox event and on its outbox entries, oldest first. */
+  async ofInboxEvent(inboxId: string, outboxIds: string[]): Promise<AuditRecord[]> {
+    const rows: Omit<AuditRow, 'page_at_us'>[] = await this.dataSource.query(AUDIT_OF_EVENT, [`inbox:${inboxId}`, outboxIds.map((id) => `outbox:${id}`), inboxId]);
+    return rows.map(toRecord);
+  }
+
   async list(filter: AuditFilter, page: PageRequest): Promise<Page<AuditRecord>> {
     const where = new SqlWhere();
     if (filter.action) where.add('action = ?', filter.action);
@@ -75,19 +81,23 @@ export class AuditService {
     if (filter.target) where.add('target = ?', filter.target);
     if (filter.from) where.add('at >= ?', filter.from);
     if (filter.to) where.add('at < ?', filter.to);
-    return queryPage(this.dataSource, { columns: AUDIT_COLUMNS, table: 'admin_audit', orderBy: 'at', where }, page, (r: AuditRow) => ({
-      id: String(r.id),
-      actor: r.actor,
-      role: r.role,
-      action: r.action,
-      target: r.target,
-      reason: r.reason,
-      beforeStatus: r.before_status,
-      afterStatus: r.after_status,
-      details: r.details,
-      at: r.at,
-    }));
+    return queryPage(this.dataSource, { columns: AUDIT_COLUMNS, table: 'admin_audit', orderBy: 'at', where }, page, (r: AuditRow) => toRecord(r));
   }
+}
+
+function toRecord(r: Omit<AuditRow, 'page_at_us'>): AuditRecord {
+  return {
+    id: String(r.id),
+    actor: r.actor,
+    role: r.role,
+    action: r.action,
+    target: r.target,
+    reason: r.reason,
+    beforeStatus: r.before_status,
+    afterStatus: r.after_status,
+    details: r.details,
+    at: r.at,
+  };
 }
 
 interface AuditRow {

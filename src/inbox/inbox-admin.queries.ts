@@ -70,3 +70,27 @@ export const ADMIN_STATS_LATENCY = `
          percentile_cont(ARRAY[0.5, 0.95, 0.99]) WITHIN GROUP (
            ORDER BY extract(epoch FROM completed_at - received_at)) AS p
     FROM webhook_inbox WHERE status = 'done' AND completed_at >= $1`;
+
+/**
+ * Recent activity for the console's overview: accepted since $1 (index
+ * webhook_inbox_received) and done since $1 (a scan of done rows, like
+ * ADMIN_STATS_LATENCY).
+ */
+export const ADMIN_ACTIVITY = `
+  SELECT (SELECT count(*) FROM webhook_inbox WHERE received_at >= $1)::int AS accepted,
+         (SELECT count(*) FROM webhook_inbox WHERE status = 'done' AND completed_at >= $1)::int AS done`;
+
+/** Per endpoint: the open rows (partial indexes) and those accepted since $1. */
+export const ADMIN_ACTIVITY_BY_ENDPOINT = `
+  SELECT endpoint_id,
+         count(*) FILTER (WHERE status = 'pending')::int AS pending,
+         count(*) FILTER (WHERE status = 'processing')::int AS processing,
+         count(*) FILTER (WHERE status = 'quarantined')::int AS quarantined,
+         count(*) FILTER (WHERE received_at >= $1)::int AS accepted
+    FROM webhook_inbox
+   WHERE status IN ('pending', 'processing', 'quarantined') OR received_at >= $1
+   GROUP BY endpoint_id ORDER BY endpoint_id`;
+
+/** One event's attempt history, oldest first (index webhook_inbox_attempts_inbox). */
+export const ATTEMPTS_OF_EVENT = `
+  SELECT attempt, at, lease, outcome, reason, error FROM webhook_inbox_attempts WHERE inbox_id = $1 ORDER BY at, attempt`;

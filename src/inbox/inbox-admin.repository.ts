@@ -13,11 +13,14 @@ import {
   ADMIN_STATS_LATENCY,
   ADMIN_VIEW_COLUMNS,
   adminReplayBatch,
+  ADMIN_ACTIVITY,
+  ADMIN_ACTIVITY_BY_ENDPOINT,
+  ATTEMPTS_OF_EVENT,
 } from './inbox-admin.queries';
 import { PAYLOAD_STORED } from './inbox.queries';
 import { InboxPayloads } from './inbox-payloads';
 import { IdentityRow } from './inbox.repository';
-import { InboxBacklog, InboxEventView, InboxFilter, InboxStats, InboxStatus, InboxStatusChange } from './inbox.types';
+import { InboxActivity, InboxAttempt, InboxBacklog, InboxEventView, InboxFilter, InboxStats, InboxStatus, InboxStatusChange } from './inbox.types';
 
 /** The operators' `webhook_inbox` SQL: lists, repairs, backlog and stats (never on the worker's path). */
 @Injectable()
@@ -50,6 +53,30 @@ export class InboxAdminRepository {
   }
 
   /** Locks the row for an admin change in `tx`; undefined when it does not exist. */
+  async attemptsOf(id: string): Promise<InboxAttempt[]> {
+    return this.dataSource.query(ATTEMPTS_OF_EVENT, [id]);
+  }
+
+  async activitySince(since: Date): Promise<InboxActivity> {
+    const [[totals], byEndpoint] = await Promise.all([
+      this.dataSource.query(ADMIN_ACTIVITY, [since]) as Promise<{ accepted: number; done: number }[]>,
+      this.dataSource.query(ADMIN_ACTIVITY_BY_ENDPOINT, [since]) as Promise<
+        { endpoint_id: string; pending: number; processing: number; quarantined: number; accepted: number }[]
+      >,
+    ]);
+    return {
+      accepted: totals.accepted,
+      done: totals.done,
+      byEndpoint: byEndpoint.map((r) => ({
+        endpoint: r.endpoint_id,
+        pending: r.pending,
+        processing: r.processing,
+        quarantined: r.quarantined,
+        accepted: r.accepted,
+      })),
+    };
+  }
+
   async lock(tx: EntityManager, id: string): Promise<{ status: InboxStatus; payloadPurged: boolean } | undefined> {
     const rows: { status: InboxStatus; payload_purged: boolean }[] = await tx.query(ADMIN_LOCK, [id]);
     return rows[0] && { status: rows[0].status, payloadPurged: rows[0].payload_purged };

@@ -7,7 +7,7 @@ import { Page, PageRequest } from '../common/pagination';
 import { afterCommit, transactionWithAfterCommit } from '../database/after-commit';
 import { PgNotifications } from '../database/pg-notifications';
 import { InboxAdminRepository } from './inbox-admin.repository';
-import { INBOX_CHANNEL, InboxBacklog, InboxEventView, InboxFilter, InboxStats, InboxStatus, InboxStatusChange } from './inbox.types';
+import { INBOX_CHANNEL, InboxActivity, InboxAttempt, InboxBacklog, InboxEventView, InboxFilter, InboxStats, InboxStatus, InboxStatusChange } from './inbox.types';
 
 /** Rows per bulk-replay transaction: bounded lock time and WAL per commit. */
 export const BULK_REPLAY_BATCH = 500;
@@ -38,6 +38,16 @@ export class InboxAdminService {
 
   get(id: string, withPayload: boolean): Promise<InboxEventView | undefined> {
     return this.repository.get(id, withPayload);
+  }
+
+  /** Every processing attempt of one event, oldest first (the history its outcome statements wrote). */
+  attemptsOf(id: string): Promise<InboxAttempt[]> {
+    return this.repository.attemptsOf(id);
+  }
+
+  /** Accepted and done since `since`, and per endpoint the open rows and those accepted since. */
+  activitySince(since: Date): Promise<InboxActivity> {
+    return this.repository.activitySince(since);
   }
 
   /**

@@ -152,3 +152,21 @@ export interface InboxStats {
   /** Accept-to-done seconds over the last hour. */
   latency: { completed: number; p50: number | null; p95: number | null; p99: number | null };
 }
+
+/** What happened since a moment: for rates on the console's overview. */
+export interface InboxActivity {
+  accepted: number;
+  done: number;
+  byEndpoint: { endpoint: string; pending: number; processing: number; quarantined: number; accepted: number }[];
+}
+
+/** One processing attempt of an event, as the statement that recorded its outcome wrote it. */
+export interface InboxAttempt {
+  attempt: number;
+  at: Date;
+  /** The claim token (`<instance>:<claim number>`); null for none. */
+  lease: string | null;
+  outcome: 'done' | 'ignored' | 'quarantined' | 'retry' | 'lease_expired';
+  reason: string | null;
+  error: string | null;
+}

@@ -4,7 +4,7 @@ import { PermanentError } from '../common/errors';
 import { isUniqueViolation } from '../common/database-errors';
 import { queryPreparedIn } from '../database/prepared-statement';
 import { OrderStatus } from './domain/order-state-machine';
-import { INSERT_ORDER, LOCK_ORDERS, RECORD_PAYMENT_ERRORS, SELECT_ORDER, TRANSITION_ORDERS } from './orders.queries';
+import { INSERT_ORDER, LOCK_ORDERS, RECORD_PAYMENT_ERRORS, SELECT_ORDER, TRANSITION_ORDERS, TRANSITIONS_BY_EVENT } from './orders.queries';
 import { CreateOrder, Order } from './orders.types';
 
 interface OrderRow {
@@ -28,6 +28,15 @@ export interface TransitionRequest {
   currency: string;
   from: OrderStatus;
   to: OrderStatus;
+}
+
+/** A step of an order's history, and when it committed. */
+export interface OrderTransition {
+  tenantId: string;
+  orderId: string;
+  from: OrderStatus;
+  to: OrderStatus;
+  at: Date;
 }
 
 /** One event's move of an order, for the order's history (several may make up one TransitionRequest). */
@@ -60,6 +69,14 @@ export class OrdersRepository {
   async find(tenantId: string, id: string): Promise<Order | undefined> {
     const rows: OrderRow[] = await this.dataSource.query(SELECT_ORDER, [tenantId, id]);
     return rows[0] && toOrder(rows[0]);
+  }
+
+  async transitionsOfEvent(inboxId: string): Promise<OrderTransition[]> {
+    const rows: { tenant_id: string; order_id: string; from_status: OrderStatus; to_status: OrderStatus; at: Date }[] = await this.dataSource.query(
+      TRANSITIONS_BY_EVENT,
+      [inboxId],
+    );
+    return rows.map((r) => ({ tenantId: r.tenant_id, orderId: r.order_id, from: r.from_status, to: r.to_status, at: r.at }));
   }
 
   /** Locks the given orders (in key order) and returns those that exist, keyed by orderKey(). */

@@ -7,7 +7,7 @@ import { OutboxWrite, OutboxWriter } from '../outbox/outbox-writer';
 import { isUniqueViolation } from '../common/database-errors';
 import { decide, PaymentFacts } from './domain/order-state-machine';
 import { effectsOf } from './order-effects';
-import { orderKey, OrdersRepository, TransitionRequest, TransitionStep } from './orders.repository';
+import { OrderTransition, orderKey, OrdersRepository, TransitionRequest, TransitionStep } from './orders.repository';
 import { CreateOrder, Order } from './orders.types';
 
 export interface PaymentEvent {
@@ -70,6 +70,11 @@ export class OrdersService {
     const order = await this.repository.find(tenantId, id);
     if (!order) throw new NotFoundError('order_not_found', 'no such order');
     return order;
+  }
+
+  /** The order transitions an inbox event caused (normally none or one). */
+  transitionsOfEvent(inboxId: string): Promise<OrderTransition[]> {
+    return this.repository.transitionsOfEvent(inboxId);
   }
 
   /**

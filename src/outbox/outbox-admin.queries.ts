@@ -38,3 +38,14 @@ export const ADMIN_OUTBOX_FAILURES = `
     FROM outbox
    WHERE status IN ('pending', 'delivering', 'unresolved', 'dead') AND last_error IS NOT NULL
    GROUP BY 1, 2, 3 ORDER BY n DESC, 1, 2, 3 LIMIT 20`;
+
+/** Entries delivered since $1 (a scan of delivered rows, which retention keeps few). */
+export const ADMIN_OUTBOX_DELIVERED_SINCE = `SELECT count(*)::int AS n FROM outbox WHERE status = 'delivered' AND delivered_at >= $1`;
+
+/** The entries an inbox event's business transaction wrote (index outbox_source_event). */
+export const ENTRIES_OF_EVENT = `SELECT ${ADMIN_OUTBOX_COLUMNS} FROM outbox WHERE source_event_id = $1 ORDER BY id`;
+
+/** The attempt history of some entries, oldest first (index outbox_attempts_outbox). */
+export const ATTEMPTS_OF_ENTRIES = `
+  SELECT outbox_id, attempt, at, lease, outcome, status_code, duration_ms, outcome_query, retry_after_ms, error
+    FROM outbox_attempts WHERE outbox_id = ANY($1::bigint[]) ORDER BY at, attempt`;

@@ -9,8 +9,11 @@ import {
   ADMIN_OUTBOX_LOCK,
   ADMIN_OUTBOX_MARK_DELIVERED,
   ADMIN_OUTBOX_REQUEUE,
+  ADMIN_OUTBOX_DELIVERED_SINCE,
+  ATTEMPTS_OF_ENTRIES,
+  ENTRIES_OF_EVENT,
 } from './outbox-admin.queries';
-import { OutboxBacklog, OutboxEntryView, OutboxFilter, OutboxStats, OutboxStatus } from './outbox.types';
+import { OutboxAttempt, OutboxBacklog, OutboxEntryView, OutboxFilter, OutboxStats, OutboxStatus } from './outbox.types';
 
 /** The operators' `outbox` SQL: lists, repairs, backlog and stats (never on the relay's path). */
 @Injectable()
@@ -34,6 +37,33 @@ export class OutboxAdminRepository {
       [id],
     );
     return rows[0] && toOutboxView(rows[0], withPayload);
+  }
+
+  async deliveredSince(since: Date): Promise<number> {
+    const rows: { n: number }[] = await this.dataSource.query(ADMIN_OUTBOX_DELIVERED_SINCE, [since]);
+    return rows[0].n;
+  }
+
+  async entriesOfEvent(inboxId: string): Promise<OutboxEntryView[]> {
+    const rows: AdminOutboxRow[] = await this.dataSource.query(ENTRIES_OF_EVENT, [inboxId]);
+    return rows.map((r) => toOutboxView(r, false));
+  }
+
+  async attemptsOf(ids: string[]): Promise<OutboxAttempt[]> {
+    if (ids.length === 0) return [];
+    const rows: OutboxAttemptRow[] = await this.dataSource.query(ATTEMPTS_OF_ENTRIES, [ids]);
+    return rows.map((r) => ({
+      outboxId: String(r.outbox_id),
+      attempt: r.attempt,
+      at: r.at,
+      lease: r.lease,
+      outcome: r.outcome,
+      statusCode: r.status_code,
+      durationMs: r.duration_ms,
+      outcomeQuery: r.outcome_query,
+      retryAfterMs: r.retry_after_ms,
+      error: r.error,
+    }));
   }
 
   async lock(tx: EntityManager, id: string): Promise<OutboxStatus | undefined> {
@@ -117,4 +147,17 @@ function toOutboxView(r: AdminOutboxRow, withPayload: boolean): OutboxEntryView 
   };
   if (withPayload) view.payload = r.payload;
   return view;
+}
+
+interface OutboxAttemptRow {
+  outbox_id: string;
+  attempt: number;
+  at: Date;
+  lease: string;
+  outcome: OutboxAttempt['outcome'];
+  status_code: number | null;
+  duration_ms: number | null;
+  outcome_query: OutboxAttempt['outcomeQuery'];
+  retry_after_ms: number | null;
+  error: string | null;
 }

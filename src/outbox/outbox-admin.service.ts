@@ -7,7 +7,7 @@ import { Page, PageRequest } from '../common/pagination';
 import { afterCommit, transactionWithAfterCommit } from '../database/after-commit';
 import { PgNotifications } from '../database/pg-notifications';
 import { OutboxAdminRepository } from './outbox-admin.repository';
-import { OUTBOX_CHANNEL, OutboxBacklog, OutboxEntryView, OutboxFilter, OutboxStats, OutboxStatus, OutboxStatusChange } from './outbox.types';
+import { OUTBOX_CHANNEL, OutboxAttempt, OutboxBacklog, OutboxEntryView, OutboxFilter, OutboxStats, OutboxStatus, OutboxStatusChange } from './outbox.types';
 
 /**
  * The operators' use cases on the outbox. Each repair is one transaction: lock the
@@ -28,6 +28,21 @@ export class OutboxAdminService {
 
   list(filter: OutboxFilter, page: PageRequest, withPayload: boolean): Promise<Page<OutboxEntryView>> {
     return this.repository.list(filter, page, withPayload);
+  }
+
+  /** How many entries were delivered since `since`. */
+  deliveredSince(since: Date): Promise<number> {
+    return this.repository.deliveredSince(since);
+  }
+
+  /** The entries an inbox event's business transaction wrote, oldest first. */
+  entriesOfEvent(inboxId: string): Promise<OutboxEntryView[]> {
+    return this.repository.entriesOfEvent(inboxId);
+  }
+
+  /** Every delivery attempt of the given entries, oldest first. */
+  attemptsOf(ids: string[]): Promise<OutboxAttempt[]> {
+    return this.repository.attemptsOf(ids);
   }
 
   get(id: string, withPayload: boolean): Promise<OutboxEntryView | undefined> {

@@ -52,3 +52,18 @@ export interface OutboxStatusChange {
   before: OutboxStatus;
   after: OutboxStatus;
 }
+
+/** One delivery attempt of an entry, as the statement that recorded its outcome wrote it. */
+export interface OutboxAttempt {
+  outboxId: string;
+  attempt: number;
+  at: Date;
+  /** The relay's claim token (`<instance>:<round>`). */
+  lease: string;
+  outcome: 'delivered' | 'retry' | 'dead' | 'unresolved';
+  statusCode: number | null;
+  durationMs: number | null;
+  outcomeQuery: 'applied' | 'not_applied' | 'unknown' | null;
+  retryAfterMs: number | null;
+  error: string | null;
+}

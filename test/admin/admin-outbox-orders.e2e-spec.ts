@@ -133,5 +133,16 @@ describe('admin outbox, orders and stats', () => {
     expect(outbox.byStatus.unresolved).toBeUndefined();
     expect(outbox.dead).toBe(1);
     expect(outbox.recurringFailures[0]).toMatchObject({ destination: 'erp', error: 'timeout' });
+    // Rates over the last five minutes and open work per endpoint (the console's overview).
+    expect(res.body.rates).toMatchObject({ windowSeconds: 300, acceptedPerMinute: 15 / 5, donePerMinute: 10 / 5 });
+    expect(res.body.byEndpoint).toEqual([{ endpoint: 'stripe-acme', pending: 2, processing: 0, quarantined: 3, acceptedPerMinute: 3 }]);
+  });
+
+  it('tells a token who it is: its name and role', async () => {
+    expect((await request(t.url).get('/admin/session').set(viewer)).body).toEqual({ name: 'view', role: 'viewer' });
+    expect((await request(t.url).get('/admin/session').set(op)).body).toEqual({ name: 'ops', role: 'operator' });
+    const bad = await request(t.url).get('/admin/session').set({ Authorization: 'Bearer nope' });
+    expect(bad.status).toBe(401);
+    expect(bad.body.reason).toBe('invalid_token');
   });
 });

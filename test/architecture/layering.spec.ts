@@ -14,7 +14,8 @@ const FLOORS: string[][] = [
   ['inbox', 'outbox'],
   ['orders', 'ingestion', 'retention'],
   ['reconciliation'],
-  ['admin', 'monitoring'],
+  ['timeline'],
+  ['admin', 'monitoring', 'console'],
   ['cli', 'app'],
 ];
 

@@ -193,6 +193,8 @@ CREATE INDEX admin_audit_at ON public.admin_audit USING btree (at, id);
 
 CREATE UNIQUE INDEX admin_audit_pkey ON public.admin_audit USING btree (id);
 
+CREATE INDEX admin_audit_target ON public.admin_audit USING btree (target);
+
 CREATE INDEX order_transitions_inbox ON public.order_transitions USING btree (inbox_id);
 
 CREATE INDEX order_transitions_order ON public.order_transitions USING btree (tenant_id, order_id);
@@ -210,6 +212,8 @@ CREATE INDEX outbox_leased ON public.outbox USING btree (locked_until) WHERE (st
 CREATE UNIQUE INDEX outbox_operation_key ON public.outbox USING btree (operation_key);
 
 CREATE UNIQUE INDEX outbox_pkey ON public.outbox USING btree (id);
+
+CREATE INDEX outbox_source_event ON public.outbox USING btree (source_event_id);
 
 CREATE INDEX outbox_attempts_outbox ON public.outbox_attempts USING btree (outbox_id);
 
