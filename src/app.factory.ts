@@ -11,6 +11,7 @@ import { HttpExceptionFilter } from './common/http-exception.filter';
 import { Logger as PinoLogger } from 'nestjs-pino';
 import { pinoLoggerModule } from './observability/logging';
 import { setupOpenApi } from './openapi';
+import { consoleDir, consoleRouter } from './console/console-static';
 
 export interface CreateAppOptions {
   /** 'pino': JSON lines through nestjs-pino (production); tests pass a capturing LoggerService. */
@@ -49,6 +50,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     app.useLogger(app.get(PinoLogger));
     app.flushLogs();
   }
+  app.use('/console', consoleRouter(consoleDir()));
   app.useGlobalFilters(new HttpExceptionFilter());
   setupOpenApi(app);
   mountWebhookRoute(app);
