@@ -16,7 +16,6 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data?: T;
     return () => {
       live = false;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [...deps, tick]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
   return { ...state, reload };
