@@ -1,3 +1,5 @@
+import type { DestinationVariables } from './destinations';
+
 export type Role = 'api' | 'worker' | 'relay' | 'maintenance';
 export type AdminRole = 'viewer' | 'operator';
 
@@ -107,8 +109,8 @@ export interface AppConfig {
   adminTokens: AdminToken[];
   /** Dev mode only: the generated operator token, printed once at start. */
   generatedAdminToken?: string;
-  erpUrl?: string;
-  emailUrl?: string;
+  /** Every destination named by a `DESTINATION_<NAME>_*` variable, plus erp and email (`ERP_*`, `EMAIL_*`). */
+  destinations: ReadonlyMap<string, DestinationVariables>;
   roles: ReadonlySet<Role>;
   /** Ingestion group commit: rows per statement, wait for company, concurrent flushes. */
   ingestBatch: { maxBatch: number; maxWaitMs: number; maxInFlight: number };

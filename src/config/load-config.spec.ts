@@ -99,6 +99,48 @@ describe('loadConfig', () => {
     expect(errorOf(() => load({}, endpoints))).toMatch(pattern);
   });
 
+  it('reads any destination from DESTINATION_<NAME>_*, ERP_* and EMAIL_* as aliases of the built-in ones', () => {
+    const config = load({
+      ERP_URL: 'http://erp/',
+      DESTINATION_EMAIL_URL: 'https://mail.example/send',
+      DESTINATION_CRM_EU_URL: 'https://crm.example',
+      DESTINATION_CRM_EU_TIMEOUT_MS: '2000',
+      DESTINATION_CRM_EU_CONCURRENCY: '3',
+      DESTINATION_CRM_EU_BEARER_ENV: 'CRM_TOKEN',
+      DESTINATION_CRM_EU_HEADER_X_API_KEY_ENV: 'CRM_KEY',
+      CRM_TOKEN: 'tok-123',
+      CRM_KEY: 'key-456',
+    });
+    expect(config.destinations.get('erp')?.url).toBe('http://erp');
+    expect(config.destinations.get('email')?.url).toBe('https://mail.example/send');
+    expect(config.destinations.get('crm_eu')).toMatchObject({
+      url: 'https://crm.example',
+      timeoutMs: 2000,
+      concurrency: 3,
+      headers: { authorization: 'Bearer tok-123', 'x-api-key': 'key-456' },
+    });
+  });
+
+  it.each([
+    [{ DESTINATION_CRM_URLL: 'http://x' }, /^DESTINATION_CRM_URLL: not a destination setting/],
+    [{ DESTINATION_CRM_URL: 'ftp://x' }, /^DESTINATION_CRM_URL: expected a http or https URL/],
+    [{ DESTINATION_CRM_URL: 'https://user:pw@crm' }, /^DESTINATION_CRM_URL: no credentials in the URL/],
+    [{ ERP_URL: 'http://a', DESTINATION_ERP_URL: 'http://b' }, /^DESTINATION_ERP_URL: also set as ERP_URL/],
+    [{ DESTINATION_CRM_BEARER_ENV: 'UNSET_TOKEN' }, /^DESTINATION_CRM_BEARER_ENV: the variable it names \(UNSET_TOKEN\) is not set/],
+    [{ DESTINATION_CRM_TIMEOUT_MS: '20000' }, /^DESTINATION_CRM_TIMEOUT_MS: expected an integer between 10 and 10000/],
+    [{ DESTINATION_CRM_HEADER_IDEMPOTENCY_KEY_ENV: 'K', K: 'v' }, /idempotency-key is set by the relay itself/],
+    [{ DESTINATION_CRM_TLS_CERT_FILE: __filename }, /needs both DESTINATION_CRM_TLS_CERT_FILE and DESTINATION_CRM_TLS_KEY_FILE/],
+    [{ DESTINATION_CRM_SIGNING_SECRET_ENV: 'S', S: 'not base64!' }, /^DESTINATION_CRM_SIGNING_SECRET_ENV: the secret it names is not a Standard Webhooks secret/],
+  ])('refuses destination setting %j with one line naming it', (env, pattern) => {
+    expect(errorOf(() => load(env as Env))).toMatch(pattern);
+  });
+
+  it('never prints a destination credential', () => {
+    const secret = 'Bearer-looking-secret-value-123';
+    expect(errorOf(() => load({ DESTINATION_CRM_BEARER_ENV: secret }))).not.toContain(secret);
+    expect(errorOf(() => load({ DESTINATION_CRM_SIGNING_SECRET_ENV: 'S', S: secret }))).not.toContain(secret);
+  });
+
   it('refuses a missing endpoints file', () => {
     expect(errorOf(() => loadConfig({ WEBHOOK_ENDPOINTS_FILE: '/nonexistent/endpoints.json' }))).toMatch(
       /^WEBHOOK_ENDPOINTS_FILE: .*file not found/,
@@ -107,7 +149,8 @@ describe('loadConfig', () => {
 
   it('refuses defaults in production', () => {
     expect(load(PRODUCTION).production).toBe(true);
-    for (const name of ['DATABASE_URL', 'ADMIN_TOKENS', 'ERP_URL', 'EMAIL_URL']) {
+    // Destination URLs are required by the destination registry, per registered destination (test/outbox/generic-destination.e2e-spec.ts).
+    for (const name of ['DATABASE_URL', 'ADMIN_TOKENS']) {
       expect(errorOf(() => load({ ...PRODUCTION, [name]: undefined }))).toBe(`${name}: required when NODE_ENV=production`);
     }
     expect(errorOf(() => loadConfig({ ...PRODUCTION, STRIPE_SECRET_ACME: 'x' }))).toMatch(/^WEBHOOK_ENDPOINTS_FILE: required/);

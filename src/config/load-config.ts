@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { AdminRole, AdminToken, ApiKey, AppConfig, EndpointApi, EndpointConfig, PayloadKeyConfig, Role } from './app-config';
 import { ConfigError } from './config.error';
+import { loadDestinationVariables } from './destinations';
 import { endpointsFileSchema } from './endpoints.schema';
 
 export type Env = Record<string, string | undefined>;
@@ -273,7 +274,8 @@ export function loadConfig(env: Env): AppConfig {
   }
   const production = nodeEnv === 'production';
   if (production) {
-    for (const name of ['DATABASE_URL', 'WEBHOOK_ENDPOINTS_FILE', 'ADMIN_TOKENS', 'ERP_URL', 'EMAIL_URL']) {
+    // Destination URLs are required too: by the registry, for each destination that is registered.
+    for (const name of ['DATABASE_URL', 'WEBHOOK_ENDPOINTS_FILE', 'ADMIN_TOKENS']) {
       if (!env[name]) throw new ConfigError(`${name}: required when NODE_ENV=production`);
     }
   }
@@ -317,8 +319,7 @@ export function loadConfig(env: Env): AppConfig {
     endpoints: loadEndpoints(endpointsFile, env, production, { production, allowHttp, identityDays }),
     adminTokens,
     generatedAdminToken,
-    erpUrl: url('ERP_URL', env, HTTP),
-    emailUrl: url('EMAIL_URL', env, HTTP),
+    destinations: loadDestinationVariables(env, relayTimeoutMs),
     roles: parseRoles(env),
     ingestBatch: {
       maxBatch: int('INGEST_BATCH_MAX', env, 128, 1, 1000),

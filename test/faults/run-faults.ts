@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { signRequest } from '../../src/cli/sign-request';
-import { startFakeEmail, startFakeErp } from '../support/fake-destinations';
+import { startFakeEmail, startFakeErp, destinationEnv } from '../support/fake-destinations';
 import { DestinationChaos, EMAIL_MIX, ERP_MIX, ERP_QUERY_MIX } from './lib/destination-chaos';
 import { HostileCase, hostileCases, matches, outcomeLabel } from './lib/hostile-inputs';
 import { HttpResult, send, sleep } from './lib/http';
@@ -95,8 +95,8 @@ async function main(): Promise<void> {
     WEBHOOK_ENDPOINTS_FILE: endpointsFile,
     ADMIN_TOKENS: `ops:operator:${OPERATOR_TOKEN},view:viewer:${VIEWER_TOKEN}`,
     METRICS_TOKEN,
-    ERP_URL: erp.url,
-    EMAIL_URL: email.sendUrl,
+    // Every destination the services register gets a fake; their variables come from the one map.
+    ...destinationEnv({ erp: erp.url, email: email.sendUrl }),
     LOG_LEVEL: 'info',
     WORKER_POLL_MS: '250',
     WORKER_LEASE_MS: '3000',

@@ -1,5 +1,7 @@
 import { createServer, IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, ServerOptions as HttpsServerOptions } from 'node:https';
 import { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 
 /**
  * Programmable misbehaviour for the next request(s):
@@ -55,17 +57,34 @@ export class FakeDestination {
   private held: { res: ServerResponse; key: string; body: string }[] = [];
   private waiters: { n: number; resolve: () => void }[] = [];
 
-  constructor(
-    private readonly postPath: string,
-    private readonly outcomeQuery: boolean,
-  ) {}
+  /** Requests refused with 401: no or a wrong bearer token, or (with `signingSecret`) a bad Standard Webhooks signature. */
+  refused = 0;
+  private readonly postPath: string;
+  private readonly outcomePath?: string;
 
-  async start(): Promise<this> {
-    this.server = createServer((req, res) => void this.handle(req, res));
+  /**
+   * `postPath` takes operations (`/operations`, `/events`, ...); `outcomePath` is
+   * the prefix of the outcome query (`/operations/` + key), none: no outcome query.
+   * `bearer` / `signingSecret`: refuse requests without that token, or whose
+   * Standard Webhooks signature does not verify, as an authenticated API would.
+   */
+  constructor(
+    postPath: string,
+    outcomePath?: string | boolean,
+    private readonly auth: { bearer?: string; signingSecret?: string } = {},
+  ) {
+    this.postPath = postPath;
+    this.outcomePath = outcomePath === true ? '/operations/' : outcomePath || undefined;
+  }
+
+  /** `tls`: serve HTTPS with these options (e.g. `requestCert` for mTLS). */
+  async start(tls?: HttpsServerOptions): Promise<this> {
+    const handler = (req: IncomingMessage, res: ServerResponse) => void this.handle(req, res);
+    this.server = tls ? createHttpsServer(tls, handler) : createServer(handler);
     this.server.keepAliveTimeout = 60_000;
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
     const { port } = this.server.address() as AddressInfo;
-    this.url = `http://127.0.0.1:${port}`;
+    this.url = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
     return this;
   }
 
@@ -90,6 +109,7 @@ export class FakeDestination {
     this.queryFault = undefined;
     this.policy = undefined;
     this.keyReuseConflicts = 0;
+    this.refused = 0;
     this.held = [];
   }
 
@@ -128,14 +148,18 @@ export class FakeDestination {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString('utf8');
     const path = req.url ?? '/';
-    const isQuery = req.method === 'GET' && this.outcomeQuery && path.startsWith('/operations/');
+    const isQuery = req.method === 'GET' && this.outcomePath !== undefined && path.startsWith(this.outcomePath);
     const key = isQuery
-      ? decodeURIComponent(path.slice('/operations/'.length))
+      ? decodeURIComponent(path.slice(this.outcomePath!.length))
       : (req.headers['idempotency-key'] as string | undefined);
     this.requests.push({ method: req.method ?? '', path, headers: req.headers, body, key });
     for (const w of this.waiters.filter((w) => this.requests.length >= w.n)) {
       this.waiters.splice(this.waiters.indexOf(w), 1);
       w.resolve();
+    }
+    if (!this.authentic(req, body)) {
+      this.refused++;
+      return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"unauthenticated"}');
     }
 
     if (isQuery) {
@@ -148,6 +172,18 @@ export class FakeDestination {
     const fault = this.alwaysFault ?? this.faults.shift() ?? this.policy?.({ method: 'POST', key, isQuery: false });
     if (fault) return this.misbehave(fault, res, key, body);
     this.apply(res, key, body);
+  }
+
+  private authentic(req: IncomingMessage, body: string): boolean {
+    if (this.auth.bearer !== undefined && req.headers.authorization !== `Bearer ${this.auth.bearer}`) return false;
+    if (this.auth.signingSecret === undefined || req.method !== 'POST') return true;
+    try {
+      // The reference library, with its own five-minute tolerance against the wall clock.
+      new Webhook(this.auth.signingSecret).verify(body, req.headers as Record<string, string>);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   private apply(res: ServerResponse, key: string, body: string): void {
@@ -187,12 +223,17 @@ export class FakeDestination {
 }
 
 /** A fake ERP: `POST /operations`, outcome query `GET /operations/:key`. Its base URL is ERP_URL. */
-export function startFakeErp(): Promise<FakeDestination> {
-  return new FakeDestination('/operations', true).start();
+export function startFakeErp(auth: { bearer?: string; signingSecret?: string } = {}): Promise<FakeDestination> {
+  return new FakeDestination('/operations', '/operations/', auth).start();
 }
 
 /** A fake email API: `POST /send` (EMAIL_URL is `<url>/send`), no outcome query. */
 export async function startFakeEmail(): Promise<FakeDestination & { sendUrl: string }> {
   const fake = await new FakeDestination('/send', false).start();
   return Object.assign(fake, { sendUrl: `${fake.url}/send` });
+}
+
+/** `DESTINATION_<NAME>_URL` for each fake, by destination name (the same variables production reads). */
+export function destinationEnv(urls: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(urls).map(([name, url]) => [`DESTINATION_${name.toUpperCase()}_URL`, url]));
 }

@@ -3,6 +3,7 @@ import { DiscoveryService } from '@nestjs/core';
 import { discoverNamed } from '../../common/discovery';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { ConfigError } from '../../config/config.error';
+import { urlVariable } from '../../config/destinations';
 import { Destination, DESTINATION_NAME } from './destination';
 import { DevSinkDestination } from './dev-sink.destination';
 
@@ -24,9 +25,15 @@ export class DestinationRegistry implements OnModuleInit {
         this.destinations.set(name, destination);
         continue;
       }
-      if (this.config.production) throw new ConfigError(`destination "${name}": no URL configured`);
+      if (this.config.production) throw new ConfigError(`${urlVariable(name)}: required when NODE_ENV=production (destination "${name}" is registered)`);
       this.logger.warn({ destination: name }, `destination "${name}" has no URL: using the built-in dev sink`);
       this.destinations.set(name, new DevSinkDestination(name));
+    }
+    // Settings for a destination nobody registered: a typo, or a deploy before the code that needs them.
+    for (const name of this.config.destinations.keys()) {
+      if (!this.destinations.has(name)) {
+        throw new ConfigError(`DESTINATION_${name.toUpperCase()}_*: no destination "${name}" is registered (registered: ${this.names().join(', ')})`);
+      }
     }
   }
 

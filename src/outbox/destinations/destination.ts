@@ -1,4 +1,5 @@
 import { applyDecorators, Injectable, SetMetadata } from '@nestjs/common';
+import type { DestinationDefaults } from '../../config/destinations';
 
 /** One claimed outbox row: everything a destination needs to build its request. */
 export interface OutboxEntry {
@@ -52,6 +53,14 @@ export interface Destination {
 }
 
 export const DESTINATION_NAME = 'webhook-inbox:destination-name';
+export const DESTINATION_DEFAULTS = 'webhook-inbox:destination-defaults';
 
-/** Registers a class as the destination for outbox rows whose `destination` is `name`. */
-export const DestinationFor = (name: string) => applyDecorators(Injectable(), SetMetadata(DESTINATION_NAME, name));
+/**
+ * Registers a class as the destination for outbox rows whose `destination` is
+ * `name` (lower-case letters, digits, "_": its variables are `DESTINATION_<NAME>_*`);
+ * `defaults` apply where the configuration is silent.
+ */
+export const DestinationFor = (name: string, defaults: DestinationDefaults = {}) => {
+  if (!/^[a-z0-9]+(?:_[a-z0-9]+)*$/.test(name)) throw new Error(`destination name "${name}": lower-case letters, digits and "_" only`);
+  return applyDecorators(Injectable(), SetMetadata(DESTINATION_NAME, name), SetMetadata(DESTINATION_DEFAULTS, defaults));
+};

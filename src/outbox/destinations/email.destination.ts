@@ -1,8 +1,5 @@
-import { Inject, OnApplicationShutdown } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { Clock } from '../../common/clock';
-import { DeliveryOptions, DeliveryResult, Destination, DestinationFor, OutboxEntry } from './destination';
-import { DestinationHttpClient } from './http-client';
+import { DeliveryOptions, DeliveryResult, DestinationFor, OutboxEntry } from './destination';
+import { HttpDestination } from './http-destination';
 
 /** Body of an email send: recipient, template and its data. */
 export interface EmailPayload {
@@ -29,26 +26,9 @@ export function emailRequestBody(entry: OutboxEntry): string {
  * `POST {EMAIL_URL}` with the Idempotency-Key. The email API has no outcome
  * query, so an uncertain send is resent under the same key and the API dedupes.
  */
-@DestinationFor('email')
-export class EmailDestination implements Destination, OnApplicationShutdown {
-  readonly concurrency = 8;
-  readonly configured: boolean;
-  private readonly http?: DestinationHttpClient;
-
-  constructor(
-    @Inject(APP_CONFIG) config: AppConfig,
-    private readonly clock: Clock,
-  ) {
-    this.configured = Boolean(config.emailUrl);
-    if (config.emailUrl) this.http = new DestinationHttpClient(config.emailUrl, this.concurrency, config.relay.timeoutMs);
-  }
-
-  deliver(entry: OutboxEntry, { signal }: DeliveryOptions): Promise<DeliveryResult> {
-    if (!this.http) throw new Error('EMAIL_URL is not set');
-    return this.http.postOperation('', entry.operationKey, () => emailRequestBody(entry), signal, () => this.clock.now());
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.http?.close();
+@DestinationFor('email', { concurrency: 8 })
+export class EmailDestination extends HttpDestination {
+  deliver(entry: OutboxEntry, options: DeliveryOptions): Promise<DeliveryResult> {
+    return this.post('', entry, () => emailRequestBody(entry), options);
   }
 }

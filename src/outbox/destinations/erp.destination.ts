@@ -1,8 +1,5 @@
-import { Inject, OnApplicationShutdown } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { Clock } from '../../common/clock';
-import { DeliveryOptions, DeliveryResult, Destination, DestinationFor, OperationOutcome, OutboxEntry } from './destination';
-import { DestinationHttpClient } from './http-client';
+import { DeliveryOptions, DeliveryResult, DestinationFor, OperationOutcome, OutboxEntry } from './destination';
+import { HttpDestination } from './http-destination';
 
 /** Body of an ERP operation: everything the relay needs, so a resend is identical. */
 export interface ErpOperationPayload {
@@ -46,37 +43,14 @@ export function erpRequestBody(entry: OutboxEntry): string {
 }
 
 /** `POST {ERP_URL}/operations`; outcome query `GET {ERP_URL}/operations/<key>` (200 applied, 404 not). */
-@DestinationFor('erp')
-export class ErpDestination implements Destination, OnApplicationShutdown {
-  readonly concurrency = 16;
-  readonly configured: boolean;
-  private readonly http?: DestinationHttpClient;
-
-  constructor(
-    @Inject(APP_CONFIG) config: AppConfig,
-    private readonly clock: Clock,
-  ) {
-    this.configured = Boolean(config.erpUrl);
-    if (config.erpUrl) this.http = new DestinationHttpClient(config.erpUrl, this.concurrency, config.relay.timeoutMs);
+@DestinationFor('erp', { concurrency: 16 })
+export class ErpDestination extends HttpDestination {
+  deliver(entry: OutboxEntry, options: DeliveryOptions): Promise<DeliveryResult> {
+    return this.post('/operations', entry, () => erpRequestBody(entry), options);
   }
 
-  deliver(entry: OutboxEntry, { signal }: DeliveryOptions): Promise<DeliveryResult> {
-    return this.client().postOperation('/operations', entry.operationKey, () => erpRequestBody(entry), signal, () => this.clock.now());
-  }
-
-  async queryOutcome(operationKey: string, { signal }: DeliveryOptions): Promise<OperationOutcome> {
-    const reply = await this.client().send('GET', `/operations/${encodeURIComponent(operationKey)}`, {}, undefined, signal);
-    if (reply.status === 200) return 'applied';
-    if (reply.status === 404) return 'not_applied';
-    return 'unknown';
-  }
-
-  private client(): DestinationHttpClient {
-    if (!this.http) throw new Error('ERP_URL is not set');
-    return this.http;
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.http?.close();
+  async queryOutcome(operationKey: string, options: DeliveryOptions): Promise<OperationOutcome> {
+    const status = await this.getStatus(`/operations/${encodeURIComponent(operationKey)}`, options);
+    return status === 200 ? 'applied' : status === 404 ? 'not_applied' : 'unknown';
   }
 }

@@ -1,5 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { Webhook } from 'standardwebhooks';
 import { Pool } from 'undici';
+import type { DestinationSettings } from '../../config/destinations';
 import { parseRetryAfterMs } from '../retry-policy';
 import { DeliveryResult } from './destination';
 
@@ -8,24 +10,36 @@ export interface HttpReply {
   headers: IncomingHttpHeaders;
 }
 
+/** What the client needs of a destination's settings. */
+export type HttpClientSettings = Pick<DestinationSettings, 'url' | 'concurrency' | 'timeoutMs' | 'headers' | 'signingKey' | 'tls'> & { url: string };
+
 /**
- * Keep-alive HTTP to one destination origin: a pool of at most `connections`
- * sockets, reused across deliveries. The response body is drained (never kept:
- * it may echo personal data) so the socket returns to the pool.
+ * Keep-alive HTTP to one destination origin: a pool of at most `concurrency`
+ * sockets, reused across deliveries, with the destination's credentials:
+ * its headers on every request, a Standard Webhooks signature on every POST
+ * when it has a signing key, a client certificate when it has one. The
+ * response body is drained (never kept: it may echo personal data) so the
+ * socket returns to the pool. Nothing here logs a header.
  */
 export class DestinationHttpClient {
   private readonly pool: Pool;
   private readonly basePath: string;
+  private readonly headers: Readonly<Record<string, string>>;
+  private readonly signer?: Webhook;
 
-  constructor(baseUrl: string, connections: number, timeoutMs: number) {
-    const url = new URL(baseUrl);
+  constructor(settings: HttpClientSettings) {
+    const url = new URL(settings.url);
     this.basePath = url.pathname.replace(/\/+$/, '') + url.search;
+    this.headers = settings.headers;
+    if (settings.signingKey) this.signer = new Webhook(settings.signingKey, { format: 'raw' });
+    const { cert, key, ca } = settings.tls ?? {};
     this.pool = new Pool(url.origin, {
-      connections,
+      connections: settings.concurrency,
       keepAliveTimeout: 30_000,
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-      connectTimeout: Math.min(timeoutMs, 10_000),
+      headersTimeout: settings.timeoutMs,
+      bodyTimeout: settings.timeoutMs,
+      connectTimeout: Math.min(settings.timeoutMs, 10_000),
+      ...(settings.tls ? { connect: { cert, key, ca } } : {}),
     });
   }
 
@@ -37,7 +51,9 @@ export class DestinationHttpClient {
     body: string | undefined,
     signal: AbortSignal,
   ): Promise<HttpReply> {
-    const reply = await this.pool.request({ method, path: this.basePath + path || '/', headers, body, signal });
+    // The destination's own headers first: the relay's (content type, key, signature) win.
+    const all = Object.assign({}, this.headers, headers);
+    const reply = await this.pool.request({ method, path: this.basePath + path || '/', headers: all, body, signal });
     await reply.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
     return { status: reply.statusCode, headers: reply.headers as IncomingHttpHeaders };
   }
@@ -53,7 +69,14 @@ export class DestinationHttpClient {
     } catch (error) {
       return { kind: 'dead', error: `invalid payload: ${(error as Error).message}` };
     }
-    const headers = { 'content-type': 'application/json', 'idempotency-key': operationKey };
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'idempotency-key': operationKey };
+    if (this.signer) {
+      // Standard Webhooks: the key names the message (the same on every resend); the time is this attempt's.
+      const at = now();
+      headers['webhook-id'] = operationKey;
+      headers['webhook-timestamp'] = String(Math.floor(at.getTime() / 1000));
+      headers['webhook-signature'] = this.signer.sign(operationKey, at, body);
+    }
     try {
       return classifyResponse(await this.send('POST', path, headers, body, signal), now());
     } catch (error) {

@@ -1,0 +1,107 @@
+import { Module } from '@nestjs/common';
+import { DeliveryOptions, DeliveryResult, DestinationFor, OperationOutcome, OutboxEntry } from '../../src/outbox/destinations/destination';
+import { HttpDestination } from '../../src/outbox/destinations/http-destination';
+import { OutboxRelay } from '../../src/outbox/outbox-relay';
+import { FakeDestination, startFakeEmail, startFakeErp } from '../support/fake-destinations';
+import { createTestDatabase, TestDatabase } from '../support/test-database';
+import { startTestApp, TestApp } from '../support/test-app';
+import { waitFor } from '../support/wait-for';
+import { outboxRow } from './outbox-rows';
+
+/**
+ * A destination a team adds, written here in the test module the way
+ * docs/extending.md says: one class and one registration line, and nothing
+ * in src/config/ knows about it.
+ */
+@DestinationFor('crm', { concurrency: 2 })
+class CrmDestination extends HttpDestination {
+  deliver(entry: OutboxEntry, options: DeliveryOptions): Promise<DeliveryResult> {
+    return this.post('/events', entry, () => JSON.stringify({ customerId: entry.payload.customerId, paidAt: entry.payload.paidAt }), options);
+  }
+
+  async queryOutcome(key: string, options: DeliveryOptions): Promise<OperationOutcome> {
+    const status = await this.getStatus(`/events/${encodeURIComponent(key)}`, options);
+    return status === 200 ? 'applied' : status === 404 ? 'not_applied' : 'unknown';
+  }
+}
+
+@Module({ providers: [CrmDestination] })
+class CrmModule {}
+
+const CRM_TOKEN = 'crm-token-from-a-named-variable';
+
+describe('a destination added by a test module, configured by DESTINATION_CRM_*', () => {
+  let db: TestDatabase;
+  let crm: FakeDestination;
+  let erp: FakeDestination;
+  let email: FakeDestination & { sendUrl: string };
+  let t: TestApp | undefined;
+
+  // Production: no inline secrets, no generated token, every registered destination needs its URL.
+  const production = () => ({
+    NODE_ENV: 'production',
+    ROLES: 'relay',
+    ERP_URL: erp.url,
+    EMAIL_URL: email.sendUrl,
+    RELAY_TIMEOUT_MS: '800',
+    RELAY_LEASE_MS: '5000',
+    RETRY_BASE_MS: '1000',
+    RETRY_MAX_MS: '1000',
+  });
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    crm = await new FakeDestination('/events', '/events/', { bearer: CRM_TOKEN }).start();
+    erp = await startFakeErp();
+    email = await startFakeEmail();
+  });
+  afterAll(async () => {
+    await t?.close();
+    await Promise.all([crm.close(), erp.close(), email.close()]);
+    await db.drop();
+  });
+
+  it('production refuses to start without its URL, naming the variable', async () => {
+    await expect(startTestApp({ databaseUrl: db.url, imports: [CrmModule], env: production() })).rejects.toThrow(
+      'DESTINATION_CRM_URL: required when NODE_ENV=production (destination "crm" is registered)',
+    );
+  });
+
+  it('settings for a destination nobody registered stop the start', async () => {
+    await expect(startTestApp({ databaseUrl: db.url, env: { ...production(), DESTINATION_CRM_URL: crm.url } })).rejects.toThrow(
+      /^DESTINATION_CRM_\*: no destination "crm" is registered/,
+    );
+  });
+
+  it('starts in production with its URL and token, delivers under the key, and resolves an unknown outcome on its own query path', async () => {
+    t = await startTestApp({
+      databaseUrl: db.url,
+      imports: [CrmModule],
+      env: { ...production(), DESTINATION_CRM_URL: crm.url, DESTINATION_CRM_BEARER_ENV: 'CRM_TOKEN', CRM_TOKEN },
+    });
+    expect(t.config.production).toBe(true);
+    const key = 'crm:customer-paid:acme:o1';
+    await db.query(
+      `INSERT INTO outbox (operation_key, destination, operation_type, tenant_id, payload, next_attempt_at)
+       VALUES ($1, 'crm', 'customer.paid', 'acme', $2, now() - interval '1 second')`,
+      [key, JSON.stringify({ customerId: 'c-1', paidAt: '2026-12-01T10:00:00Z' })],
+    );
+    // The first answer is lost after the CRM applied it: the next round asks GET /events/<key> before any resend.
+    crm.failNext(1, { kind: 'applyThenHang' });
+    await waitFor('the first attempt to time out', async () => {
+      await t!.app.get(OutboxRelay).runOnce();
+      return (await outboxRow(db, key)).attempts === 1;
+    });
+    expect(await outboxRow(db, key)).toMatchObject({ status: 'pending', outcome_unknown: true });
+    t.clock.advance(1000);
+    await t.app.get(OutboxRelay).runOnce();
+
+    expect(await outboxRow(db, key)).toMatchObject({ status: 'delivered' });
+    expect(crm.posts(key)).toHaveLength(1);
+    expect(crm.queries(key)).toHaveLength(1);
+    expect(crm.requests.every((r) => r.headers.authorization === `Bearer ${CRM_TOKEN}`)).toBe(true);
+    expect(crm.effects.get(key)).toBe('{"customerId":"c-1","paidAt":"2026-12-01T10:00:00Z"}');
+    expect(crm.refused).toBe(0);
+    expect(t.logs.text()).not.toContain(CRM_TOKEN);
+  });
+});
