@@ -173,7 +173,8 @@ function readDestination(name: string, env: Env, relayTimeoutMs: number): Destin
   if (Boolean(cert) !== Boolean(key)) throw new ConfigError(`${prefix}_TLS_CERT_FILE: a client certificate needs both ${prefix}_TLS_CERT_FILE and ${prefix}_TLS_KEY_FILE`);
   const ca = file('TLS_CA_FILE');
 
-  const perSecond = int('RATE_LIMIT', 1, 100_000);
+  // 0 (or unset): unlimited.
+  const perSecond = int('RATE_LIMIT', 0, 100_000) || undefined;
   const burst = int('RATE_BURST', 1, 100_000);
   if (burst !== undefined && perSecond === undefined) throw new ConfigError(`${variable('RATE_BURST')}: needs ${prefix}_RATE_LIMIT`);
   return {
