@@ -176,7 +176,8 @@ function readDestination(name: string, env: Env, relayTimeoutMs: number): Destin
   // 0 (or unset): unlimited.
   const perSecond = int('RATE_LIMIT', 0, 100_000) || undefined;
   const burst = int('RATE_BURST', 1, 100_000);
-  if (burst !== undefined && perSecond === undefined) throw new ConfigError(`${variable('RATE_BURST')}: needs ${prefix}_RATE_LIMIT`);
+  const burstKey = variable('RATE_BURST');
+  if (burst !== undefined && perSecond === undefined) throw new ConfigError(`${burstKey}: needs ${burstKey!.replace(/RATE_BURST$/, 'RATE_LIMIT')}`);
   return {
     url,
     timeoutMs: int('TIMEOUT_MS', 10, relayTimeoutMs),
