@@ -6,6 +6,7 @@ import { Reconciliation1764893800000 } from './1764893800000-reconciliation';
 import { PayloadEncryption1764979200000 } from './1764979200000-payload-encryption';
 import { AttemptHistory1765065600000 } from './1765065600000-attempt-history';
 import { TimelineIndexes1765065601000 } from './1765065601000-timeline-indexes';
+import { TraceContext1765152000000 } from './1765152000000-trace-context';
 
 /** Every migration, oldest first. Listed explicitly so ts-jest and the compiled build load the same set. */
 export const MIGRATIONS = [
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   PayloadEncryption1764979200000,
   AttemptHistory1765065600000,
   TimelineIndexes1765065601000,
+  TraceContext1765152000000,
 ];

@@ -12,6 +12,7 @@ import { Logger as PinoLogger } from 'nestjs-pino';
 import { pinoLoggerModule } from './observability/logging';
 import { setupOpenApi } from './openapi';
 import { consoleDir, consoleRouter } from './console/console-static';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 
 export interface CreateAppOptions {
   /** 'pino': JSON lines through nestjs-pino (production); tests pass a capturing LoggerService. */
@@ -20,6 +21,8 @@ export interface CreateAppOptions {
   imports?: ModuleMetadata['imports'];
   /** Tests move time with their own clock. */
   clock?: Clock;
+  /** Tests read spans from an in-memory exporter (tracing on). */
+  spanExporter?: SpanExporter;
 }
 
 /**
@@ -27,7 +30,7 @@ export interface CreateAppOptions {
  * both come through here, so the tests exercise the real middleware path.
  */
 export async function createApp(config: AppConfig, options: CreateAppOptions = {}): Promise<NestExpressApplication> {
-  const root = AppModule.forRoot(config, options.clock);
+  const root = AppModule.forRoot(config, options.clock, options.spanExporter);
   const pino = options.logger === 'pino';
   root.imports = [...(root.imports ?? []), ...(pino ? [pinoLoggerModule(config)] : []), ...(options.imports ?? [])];
   const app = await NestFactory.create<NestExpressApplication>(root, {

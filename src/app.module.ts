@@ -15,16 +15,19 @@ import { RetentionModule } from './retention/retention.module';
 import { ReconciliationModule } from './reconciliation/reconciliation.module';
 import { ObservabilityModule } from './observability/observability.module';
 import { MonitoringModule } from './monitoring/monitoring.module';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { TracingModule } from './tracing/tracing.module';
 
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig, clock?: Clock): DynamicModule {
+  static forRoot(config: AppConfig, clock?: Clock, spanExporter?: SpanExporter): DynamicModule {
     return {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
         ScheduleModule.forRoot(),
         CommonModule.forRoot(clock),
+        TracingModule.forRoot(spanExporter),
         DatabaseModule,
         CryptoModule,
         ObservabilityModule,

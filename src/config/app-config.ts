@@ -1,4 +1,5 @@
 import type { DestinationVariables } from './destinations';
+import type { TracingConfig } from './tracing-env';
 
 export type Role = 'api' | 'worker' | 'relay' | 'maintenance';
 export type AdminRole = 'viewer' | 'operator';
@@ -124,6 +125,8 @@ export interface AppConfig {
   /** PAYLOAD_KEYS / PAYLOAD_KEYS_FILE, the first one current; undefined: payloads stored in clear. */
   payloadKeys?: PayloadKeyConfig[];
   logLevel: string;
+  /** OpenTelemetry traces (OTEL_* variables), off by default. */
+  tracing: TracingConfig;
 }
 
 /** Injection token for AppConfig (an interface has no runtime class). */

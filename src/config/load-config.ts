@@ -6,6 +6,7 @@ import { AdminRole, AdminToken, ApiKey, AppConfig, EndpointApi, EndpointConfig, 
 import { ConfigError } from './config.error';
 import { loadDestinationVariables } from './destinations';
 import { endpointsFileSchema } from './endpoints.schema';
+import { loadTracingConfig } from './tracing-env';
 
 export type Env = Record<string, string | undefined>;
 
@@ -353,5 +354,6 @@ export function loadConfig(env: Env): AppConfig {
     },
     logLevel: logLevel.data,
     payloadKeys: loadPayloadKeys(env),
+    tracing: loadTracingConfig(env),
   };
 }

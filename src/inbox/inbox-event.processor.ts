@@ -9,6 +9,7 @@ import { transactionWithAfterCommit } from '../database/after-commit';
 import { isDeadlock, isSerializationFailure } from '../common/database-errors';
 import { backoffDelayMs } from '../common/backoff';
 import { HandlerRegistry } from './handler.registry';
+import { BatchTrace, InboxTraces } from './inbox.traces';
 import { InboxRepository } from './inbox.repository';
 import { HandlerOutcome, InboxEvent, ProviderReading, RegisteredHandler, WebhookBatchHandler } from './inbox.types';
 import { WorkerFaults } from './worker-faults';
@@ -67,13 +68,23 @@ export class InboxEventProcessor {
     private readonly clock: Clock,
     private readonly faults: WorkerFaults,
     private readonly reads: EventReads,
+    private readonly traces: InboxTraces,
   ) {}
 
-  /** One event, one transaction. */
-  async process(event: InboxEvent): Promise<AttemptOutcome> {
+  /** One event, one transaction. `trace`: the spans of the batch it came in (tracing on). */
+  async process(event: InboxEvent, trace?: BatchTrace): Promise<AttemptOutcome> {
+    const own = trace ?? this.traces.begin([event]);
+    const outcome = await this.processAlone(event, own);
+    own?.settled(event, outcome);
+    if (own !== trace) own?.end();
+    return outcome;
+  }
+
+  private async processAlone(event: InboxEvent, trace: BatchTrace | undefined): Promise<AttemptOutcome> {
     try {
       const { status, reason } = await transactionWithAfterCommit(this.dataSource, async (tx) => {
-        const settled = await this.apply(event, tx);
+        trace?.bind(tx);
+        const settled = await (trace ? trace.handler(event, () => this.apply(event, tx)) : this.apply(event, tx));
         if (!(await this.repository.finish(tx, event.id, event.lease, settled.status, settled.reason, this.clock.now()))) {
           throw new LeaseLostError();
         }
@@ -141,6 +152,16 @@ export class InboxEventProcessor {
 
   private async processConfirmed(events: InboxEvent[]): Promise<AttemptOutcome[]> {
     if (events.length === 1) return [await this.process(events[0])];
+    const trace = this.traces.begin(events);
+    const outcomes = await this.processTogether(events, trace);
+    if (trace) {
+      outcomes.forEach((outcome, i) => trace.settled(events[i], outcome));
+      trace.end();
+    }
+    return outcomes;
+  }
+
+  private async processTogether(events: InboxEvent[], trace: BatchTrace | undefined): Promise<AttemptOutcome[]> {
     let round: Round;
     try {
       const groups = this.groups(events);
@@ -149,9 +170,10 @@ export class InboxEventProcessor {
       const guarded = groups.length > 1 || !groups[0].batch;
       round = await transactionWithAfterCommit(this.dataSource, async (tx) => {
         const r: Round = { settled: new Map(), failures: new Map() };
+        trace?.bind(tx);
         for (const group of groups) {
-          if (group.batch && (await this.applyTogether(group.batch, group.events, tx, r, guarded))) continue;
-          for (const event of group.events) await this.applyAlone(event, tx, r);
+          if (group.batch && (await this.applyTogether(group.batch, group.events, tx, r, guarded, trace))) continue;
+          for (const event of group.events) await this.applyAlone(event, tx, r, trace);
         }
         const outcomes = [...r.settled].map(([event, { status, reason }]) => ({ id: event.id, status, reason }));
         if (outcomes.length > 0) {
@@ -163,7 +185,7 @@ export class InboxEventProcessor {
     } catch (error) {
       // One at a time: a burst of single transactions would drain the pool that ingestion needs.
       this.logger.warn({ events: events.length, err: shortError(error) }, 'batch failed as a whole; processing its events one by one');
-      return this.oneByOne(events, error instanceof LeaseLostError ? error.lost : undefined);
+      return this.oneByOne(events, error instanceof LeaseLostError ? error.lost : undefined, trace);
     }
     const outcomes: AttemptOutcome[] = [];
     for (const event of events) {
@@ -174,7 +196,7 @@ export class InboxEventProcessor {
         outcomes.push(settled.status);
       } else if (isDeadlock(error) || isSerializationFailure(error)) {
         // Another batch held a lock this one needed: now that ours are released, try again alone, at once.
-        outcomes.push(await this.process(event));
+        outcomes.push(await this.process(event, trace));
       } else {
         outcomes.push(await this.failed(event, error));
       }
@@ -183,9 +205,9 @@ export class InboxEventProcessor {
   }
 
   /** Each event alone, except those another claim has taken (`lost`): they are its work now. */
-  private async oneByOne(events: InboxEvent[], lost?: Set<string>): Promise<AttemptOutcome[]> {
+  private async oneByOne(events: InboxEvent[], lost: Set<string> | undefined, trace: BatchTrace | undefined): Promise<AttemptOutcome[]> {
     const outcomes: AttemptOutcome[] = [];
-    for (const event of events) outcomes.push(lost?.has(event.id) ? 'lost_lease' : await this.process(event));
+    for (const event of events) outcomes.push(lost?.has(event.id) ? 'lost_lease' : await this.process(event, trace));
     return outcomes;
   }
 
@@ -210,10 +232,10 @@ export class InboxEventProcessor {
     return groups;
   }
 
-  private async applyAlone(event: InboxEvent, tx: EntityManager, round: Round): Promise<void> {
+  private async applyAlone(event: InboxEvent, tx: EntityManager, round: Round, trace: BatchTrace | undefined): Promise<void> {
     await tx.query('SAVEPOINT inbox_event');
     try {
-      round.settled.set(event, await this.apply(event, tx));
+      round.settled.set(event, await (trace ? trace.handler(event, () => this.apply(event, tx)) : this.apply(event, tx)));
       await tx.query('RELEASE SAVEPOINT inbox_event');
     } catch (error) {
       await tx.query('ROLLBACK TO SAVEPOINT inbox_event');
@@ -231,10 +253,11 @@ export class InboxEventProcessor {
     tx: EntityManager,
     round: Round,
     guarded: boolean,
+    trace: BatchTrace | undefined,
   ): Promise<boolean> {
     if (guarded) await tx.query('SAVEPOINT inbox_batch');
     try {
-      const results = await batch(events, tx);
+      const results = await (trace ? trace.together(events, () => batch(events, tx)) : batch(events, tx));
       const settled = new Map<InboxEvent, Settled>();
       for (const [i, event] of events.entries()) {
         const result = results[i];

@@ -9,6 +9,7 @@ import { InboxPayloads } from './inbox-payloads';
 import { PayloadKeyCheck } from './payload-key.check';
 import { InboxService } from './inbox.service';
 import { InboxEventProcessor } from './inbox-event.processor';
+import { InboxTraces } from './inbox.traces';
 import { InboxWorker } from './inbox-worker';
 import { InboxWorkerScheduler } from './inbox-worker.scheduler';
 import { WorkerFaults } from './worker-faults';
@@ -26,6 +27,7 @@ import { ProviderApiModule } from '../provider-api/provider-api.module';
     InboxAdminService,
     HandlerRegistry,
     InboxEventProcessor,
+    InboxTraces,
     InboxWorker,
     InboxWorkerScheduler,
     WorkerFaults,

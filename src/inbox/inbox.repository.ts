@@ -43,6 +43,7 @@ interface EventRow extends IdentityRow {
   payload_key_id: string | null;
   attempts: number;
   received_at: Date;
+  trace_context: string | null;
 }
 
 /** The worker's and the ingestion's `webhook_inbox` SQL (the operators' is in InboxAdminRepository). */
@@ -76,6 +77,7 @@ export class InboxRepository {
         r.statusReason ?? null,
         stored.payload_sealed,
         stored.payload_key_id,
+        r.traceContext ?? null,
       ];
     });
     // One prepared statement per batch size.
@@ -112,6 +114,7 @@ export class InboxRepository {
         attempts: r.attempts,
         receivedAt: r.received_at,
         lease,
+        traceContext: r.trace_context,
       };
     });
   }

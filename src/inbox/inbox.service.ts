@@ -1,7 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { Link } from '@opentelemetry/api';
 import { PgNotifications } from '../database/pg-notifications';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { isDeadlock, isInvalidData } from '../common/database-errors';
+import { Tracing } from '../tracing/tracing';
 import { GroupCommit } from './group-commit';
 import { HandlerRegistry } from './handler.registry';
 import { identity, InboxRepository } from './inbox.repository';
@@ -28,6 +30,7 @@ export class InboxService {
     private readonly handlers: HandlerRegistry,
     private readonly payloads: InboxPayloads,
     @Inject(APP_CONFIG) config: AppConfig,
+    private readonly tracing: Tracing,
   ) {
     this.acceptGroup = new GroupCommit<AcceptRequest, AcceptResult | Error>({
       ...config.ingestBatch,
@@ -49,7 +52,19 @@ export class InboxService {
     return result;
   }
 
+  /** One span for a shared commit, linking the requests' traces (it has no single parent). */
   private async acceptTogether(requests: AcceptRequest[]): Promise<(AcceptResult | Error)[]> {
+    if (!this.tracing.enabled) return this.acceptTogetherUntraced(requests);
+    const links = requests.map((r) => this.tracing.link(r.traceContext)).filter((l): l is Link => l !== undefined);
+    const span = this.tracing.startSpan('inbox.accept_batch', { root: true, links, attributes: { 'inbox.batch.size': requests.length } });
+    try {
+      return await this.acceptTogetherUntraced(requests);
+    } finally {
+      span.end();
+    }
+  }
+
+  private async acceptTogetherUntraced(requests: AcceptRequest[]): Promise<(AcceptResult | Error)[]> {
     try {
       return await this.repository.acceptMany(requests);
     } catch (error) {

@@ -21,6 +21,8 @@ export interface AcceptRequest {
   /** `ignored` for a verified event this endpoint does not act on. */
   status: 'pending' | 'ignored';
   statusReason?: string;
+  /** W3C traceparent of the request's span (tracing on): the worker continues its trace. */
+  traceContext?: string | null;
 }
 
 export interface AcceptResult {
@@ -57,6 +59,8 @@ export interface InboxEvent extends InboxIdentity {
   lease: string;
   /** Set when the endpoint confirms this event's transition by a read of the provider's API. */
   confirmation?: ProviderReading;
+  /** The traceparent stored by the request that accepted it; null when tracing was off. */
+  traceContext?: string | null;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { Span } from '@opentelemetry/api';
 import { hash } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { APP_CONFIG, AppConfig, EndpointConfig } from '../config/app-config';
@@ -7,6 +8,7 @@ import { AppError, BadRequestError, NotFoundError, ServiceUnavailableError } fro
 import { describe } from '../common/error-response';
 import { isInvalidData } from '../common/database-errors';
 import { InboxService } from '../inbox/inbox.service';
+import { traceparentOf, Tracing } from '../tracing/tracing';
 import { IngestionMetrics } from './ingestion.metrics';
 import { ProviderRegistry } from './providers/provider.registry';
 import { isHandshake, utf8Text, VerifiedEvent } from './providers/webhook-provider';
@@ -39,17 +41,22 @@ export class IngestionService {
     private readonly inbox: InboxService,
     private readonly clock: Clock,
     private readonly metrics: IngestionMetrics,
+    private readonly tracing: Tracing,
   ) {}
 
   /**
    * One webhook request, end to end: the endpoint, its bounded raw body, the
    * signature, the inbox row (or a handshake's reply). Resolves only after that
    * row is committed; every failure is an AppError with a reason, counted and logged.
+   * `span` (tracing on): the request's span; its children time the verification
+   * and the commit, and the inbox row stores it for the worker to continue.
+   * Spans carry names and outcomes only: never the body, a signature or a secret.
    */
-  async receive(endpointId: string, req: IncomingMessage): Promise<IngestionResult | HandshakeResult> {
+  async receive(endpointId: string, req: IncomingMessage, span?: Span): Promise<IngestionResult | HandshakeResult> {
     const endpoint = this.endpoint(endpointId);
+    span?.setAttributes({ 'webhook.endpoint_id': endpoint.id, 'webhook.provider': endpoint.provider, 'webhook.tenant_id': endpoint.tenantId });
     const rawBody = await this.readBody(endpoint, req);
-    return this.accept(endpoint, req.headers, rawBody);
+    return this.accept(endpoint, req.headers, rawBody, span);
   }
 
   private endpoint(endpointId: string): EndpointConfig {
@@ -79,9 +86,15 @@ export class IngestionService {
   }
 
   /** Verifies, identifies and durably accepts one request's bytes (or answers its handshake). */
-  private async accept(endpoint: EndpointConfig, headers: IncomingHttpHeaders, rawBody: Buffer): Promise<IngestionResult | HandshakeResult> {
+  private async accept(
+    endpoint: EndpointConfig,
+    headers: IncomingHttpHeaders,
+    rawBody: Buffer,
+    span?: Span,
+  ): Promise<IngestionResult | HandshakeResult> {
     let event: VerifiedEvent;
     let text: string;
+    const verify = span && this.tracing.startSpan('webhook.verify');
     try {
       const verified = this.providers.get(endpoint.provider).verify({ headers, rawBody }, endpoint, this.clock.now());
       if (isHandshake(verified)) return this.handshake(endpoint, verified.handshake);
@@ -95,9 +108,12 @@ export class IngestionService {
       }
     } catch (error) {
       throw this.rejected(endpoint, error);
+    } finally {
+      verify?.end();
     }
+    span?.setAttribute('webhook.event_type', event.eventType);
 
-    return this.acceptVerified(endpoint, event, text, hash('sha256', rawBody, 'hex'));
+    return this.acceptVerified(endpoint, event, text, hash('sha256', rawBody, 'hex'), span);
   }
 
   /**
@@ -123,10 +139,17 @@ export class IngestionService {
     return { sourceScope: scopeOf(endpoint, event), eventId: event.eventId };
   }
 
-  private async acceptVerified(endpoint: EndpointConfig, event: VerifiedEvent, text: string, payloadSha256: string): Promise<IngestionResult> {
+  private async acceptVerified(
+    endpoint: EndpointConfig,
+    event: VerifiedEvent,
+    text: string,
+    payloadSha256: string,
+    span?: Span,
+  ): Promise<IngestionResult> {
     const sourceScope = scopeOf(endpoint, event);
     const ignoredReason = this.ignoredReason(endpoint, event);
     let result;
+    const commit = span && this.tracing.startSpan('webhook.commit');
     try {
       result = await this.inbox.accept({
         sourceScope,
@@ -141,6 +164,7 @@ export class IngestionService {
         verifiedWith: event.verifiedWith,
         status: ignoredReason ? 'ignored' : 'pending',
         statusReason: ignoredReason,
+        traceContext: span ? traceparentOf(span) : null,
       });
     } catch (error) {
       if (isInvalidData(error)) {
@@ -151,6 +175,8 @@ export class IngestionService {
       this.metrics.rejected(endpoint.id, 'database_unavailable');
       this.logger.error({ endpointId: endpoint.id, eventId: event.eventId, err: describe(error) }, 'accept failed');
       throw new ServiceUnavailableError();
+    } finally {
+      commit?.end();
     }
 
     const log = { endpointId: endpoint.id, eventId: event.eventId, sourceScope, inboxId: result.id };

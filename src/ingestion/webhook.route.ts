@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
+import { Span, SpanKind } from '@opentelemetry/api';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { errorResponse } from '../common/error-response';
 import { BadRequestError } from '../common/errors';
+import { Tracing } from '../tracing/tracing';
 import { IngestionService } from './ingestion.service';
 
 /** POST /webhooks/:endpointId, matched like Express would: any case, an optional trailing slash, any query. */
@@ -15,25 +17,50 @@ const WEBHOOK_PATH = /^\/webhooks\/([^/?]+)\/?(?:\?.*)?$/i;
  */
 @Injectable()
 export class WebhookRoute {
-  constructor(private readonly ingestion: IngestionService) {}
+  constructor(
+    private readonly ingestion: IngestionService,
+    private readonly tracing: Tracing,
+  ) {}
 
   /** A request listener serving webhooks and handing every other request to `app`. */
   listener(app: RequestListener): RequestListener {
     return (req, res) => {
       const endpointId = req.method === 'POST' ? WEBHOOK_PATH.exec(req.url ?? '')?.[1] : undefined;
       if (endpointId === undefined) return app(req, res);
-      void this.receive(endpointId, req, res);
+      void (this.tracing.enabled ? this.receiveTraced(endpointId, req, res) : this.receive(endpointId, req, res));
     };
   }
 
   /** 200 only once the event is durably committed (or already was); every failure has a stable `reason`. */
-  private async receive(rawEndpointId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async receive(rawEndpointId: string, req: IncomingMessage, res: ServerResponse, span?: Span): Promise<void> {
     try {
-      const result = await this.ingestion.receive(decodeParam(rawEndpointId), req);
+      const result = await this.ingestion.receive(decodeParam(rawEndpointId), req, span);
+      span?.setAttribute('webhook.outcome', result.status);
       send(res, 200, result.status === 'handshake' ? result.reply : result);
     } catch (error) {
       const { status, headers, body } = errorResponse(error);
+      span?.setAttribute('webhook.outcome', (body as { reason?: string }).reason ?? 'error');
       send(res, status, body, headers);
+    }
+  }
+
+  /**
+   * The request as a new trace. The provider's own `traceparent` is untrusted input
+   * from across the trust boundary: linked, never adopted as the parent.
+   */
+  private async receiveTraced(rawEndpointId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const link = this.tracing.link(req.headers.traceparent as string | undefined, { 'link.untrusted': true });
+    const span = this.tracing.startSpan('POST /webhooks/:endpointId', {
+      kind: SpanKind.SERVER,
+      root: true,
+      links: link ? [link] : undefined,
+      attributes: { 'http.request.method': 'POST', 'http.route': '/webhooks/:endpointId' },
+    });
+    try {
+      await this.tracing.run(span, () => this.receive(rawEndpointId, req, res, span));
+    } finally {
+      span.setAttribute('http.response.status_code', res.statusCode);
+      span.end();
     }
   }
 }

@@ -1,8 +1,14 @@
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import pino from 'pino';
 import { Writable } from 'node:stream';
+import { AppConfig } from '../config/app-config';
+import { loadTracingConfig } from '../config/tracing-env';
+import { Tracing } from '../tracing/tracing';
 import { pinoHttpOptions, serializeError } from './logging';
 
-function capture() {
+const TRACING_OFF = loadTracingConfig({});
+
+function capture(tracing = TRACING_OFF) {
   const lines: string[] = [];
   const stream = new Writable({
     write(chunk, _enc, done) {
@@ -10,9 +16,32 @@ function capture() {
       done();
     },
   });
-  const options = pinoHttpOptions({ logLevel: 'info' }) as pino.LoggerOptions;
-  return { logger: pino({ level: 'info', redact: options.redact }, stream), lines };
+  const options = pinoHttpOptions({ logLevel: 'info', tracing }) as pino.LoggerOptions;
+  return { logger: pino({ level: 'info', redact: options.redact, mixin: options.mixin }, stream), lines };
 }
+
+describe('trace ids in log lines', () => {
+  it('with tracing on, a line written inside a span carries its trace_id and span_id; one outside carries none', async () => {
+    const config = { tracing: loadTracingConfig({ OTEL_TRACES_EXPORTER: 'console' }) } as AppConfig;
+    const tracing = new Tracing(config, new InMemorySpanExporter());
+    try {
+      const { logger, lines } = capture(config.tracing);
+      const span = tracing.startSpan('work');
+      tracing.run(span, () => logger.info('inside'));
+      span.end();
+      logger.info('outside');
+      const [inside, outside] = lines.map((l) => JSON.parse(l));
+      expect(inside).toMatchObject({ trace_id: span.spanContext().traceId, span_id: span.spanContext().spanId });
+      expect(outside.trace_id).toBeUndefined();
+    } finally {
+      await tracing.onApplicationShutdown();
+    }
+  });
+
+  it('with tracing off, no mixin runs at all', () => {
+    expect((pinoHttpOptions({ logLevel: 'info', tracing: TRACING_OFF }) as pino.LoggerOptions).mixin).toBeUndefined();
+  });
+});
 
 describe('log redaction', () => {
   it('censors signature and auth headers, bodies, payloads and secrets', () => {

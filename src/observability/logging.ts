@@ -4,6 +4,7 @@ import { LoggerModule } from 'nestjs-pino';
 import pino from 'pino';
 import type { Options } from 'pino-http';
 import { AppConfig } from '../config/app-config';
+import { traceLogFields } from '../tracing/tracing';
 
 /** Headers that authenticate a caller or a message: never in a log line. */
 export const SECRET_HEADERS = [
@@ -32,9 +33,11 @@ export const REDACT_PATHS: string[] = [
  * (method, path, status, duration: no headers, no query string, no body), and
  * log lines inside a request carry only its id.
  */
-export function pinoHttpOptions(config: Pick<AppConfig, 'logLevel'>): Options {
+export function pinoHttpOptions(config: Pick<AppConfig, 'logLevel' | 'tracing'>): Options {
   return {
     level: config.logLevel,
+    // Tracing on: the active span's ids in every line (off: no mixin, no cost).
+    mixin: config.tracing.enabled ? traceLogFields : undefined,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     quietReqLogger: true,
     autoLogging: true,
@@ -64,7 +67,7 @@ export function serializeError(err: unknown): unknown {
 let destination: ReturnType<typeof pino.destination> | undefined;
 
 /** The production logger: nestjs-pino over pino-http (tests pass their own LoggerService instead). */
-export function pinoLoggerModule(config: Pick<AppConfig, 'logLevel'>): DynamicModule {
+export function pinoLoggerModule(config: Pick<AppConfig, 'logLevel' | 'tracing'>): DynamicModule {
   destination ??= pino.destination({ dest: 1, sync: true });
   return LoggerModule.forRoot({
     // The webhook route (WebhookRoute) never reaches pino-http: it logs each outcome itself, with the event's ids.

@@ -4,9 +4,11 @@ import { hostname } from 'node:os';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
 import { RelayMetrics } from './relay.metrics';
+import { traceparentOf } from '../tracing/tracing';
 import { DeliveryResult, Destination, OperationOutcome, OutboxEntry } from './destinations/destination';
 import { DestinationRegistry } from './destinations/destination.registry';
 import { OutboxOutcome, OutboxRepository } from './outbox.repository';
+import { OutboxTraces, RoundTrace } from './outbox.traces';
 import { retryDelayMs } from './retry-policy';
 
 /** Rows claimed per round: small enough that a round finishes well within a lease. */
@@ -61,6 +63,7 @@ export class OutboxRelay {
     private readonly destinations: DestinationRegistry,
     private readonly clock: Clock,
     private readonly metrics: RelayMetrics,
+    private readonly traces: OutboxTraces,
     @Optional() @Inject(RELAY_FAULT_HOOK) private readonly faultHook?: RelayFaultHook,
   ) {}
 
@@ -73,27 +76,43 @@ export class OutboxRelay {
     // Past this point a request could still be in flight when the lease ends and another relay
     // sends the same entry: what has not started by then waits for the next round instead.
     const sendBy = this.clock.now().getTime() + this.config.relay.leaseMs - 2 * this.config.relay.timeoutMs;
-    const outcomes = await Promise.all(entries.map((entry) => this.attempt(entry, sendBy)));
-    await this.faultHook?.afterDeliveries?.(entries);
-    const recorded = await this.repository.record(lease, this.clock.now(), outcomes);
-    for (const [i, outcome] of outcomes.entries()) {
-      const entry = entries[i];
-      const fields = { operationKey: entry.operationKey, destination: entry.destination, attempt: entry.attempts };
-      const lost = !recorded.has(outcome.id);
-      const counted = outcome.deferred ? 'deferred' : outcome.status === 'pending' ? 'retry' : outcome.status;
-      this.metrics.outcome(entry.destination, lost ? 'lost_lease' : counted);
-      if (lost) {
-        this.logger.warn(fields, 'lease lost before recording; another relay owns this entry now');
-      } else if (outcome.status === 'dead' || outcome.status === 'unresolved') {
-        this.logger.error({ ...fields, status: outcome.status, error: outcome.lastError }, `outbox entry ${outcome.status}`);
-      } else if (outcome.status === 'pending') {
-        this.logger.warn({ ...fields, error: outcome.lastError, nextAttemptAt: outcome.nextAttemptAt }, 'delivery failed; will retry');
+    const trace = this.traces.begin(entries);
+    try {
+      const outcomes = await Promise.all(
+        entries.map((entry) => (trace ? trace.during(entry, () => this.attempt(entry, sendBy, trace)) : this.attempt(entry, sendBy))),
+      );
+      await this.faultHook?.afterDeliveries?.(entries);
+      const recorded = await this.repository.record(lease, this.clock.now(), outcomes);
+      for (const [i, outcome] of outcomes.entries()) {
+        const entry = entries[i];
+        const lost = !recorded.has(outcome.id);
+        const counted = lost ? 'lost_lease' : outcome.deferred ? 'deferred' : outcome.status === 'pending' ? 'retry' : outcome.status;
+        this.metrics.outcome(entry.destination, counted);
+        if (trace) {
+          trace.recorded(entry, counted, outcome.statusCode);
+          trace.during(entry, () => this.report(entry, outcome, lost));
+        } else {
+          this.report(entry, outcome, lost);
+        }
       }
+    } finally {
+      trace?.end();
     }
     return entries.length;
   }
 
-  private async attempt(entry: OutboxEntry, sendBy: number): Promise<OutboxOutcome> {
+  private report(entry: OutboxEntry, outcome: OutboxOutcome, lost: boolean): void {
+    const fields = { operationKey: entry.operationKey, destination: entry.destination, attempt: entry.attempts };
+    if (lost) {
+      this.logger.warn(fields, 'lease lost before recording; another relay owns this entry now');
+    } else if (outcome.status === 'dead' || outcome.status === 'unresolved') {
+      this.logger.error({ ...fields, status: outcome.status, error: outcome.lastError }, `outbox entry ${outcome.status}`);
+    } else if (outcome.status === 'pending') {
+      this.logger.warn({ ...fields, error: outcome.lastError, nextAttemptAt: outcome.nextAttemptAt }, 'delivery failed; will retry');
+    }
+  }
+
+  private async attempt(entry: OutboxEntry, sendBy: number, trace?: RoundTrace): Promise<OutboxOutcome> {
     const destination = this.destinations.get(entry.destination);
     if (!destination) {
       // Perhaps a newer version added it during a rolling deploy: retry, bounded by the attempt limit.
@@ -103,7 +122,7 @@ export class OutboxRelay {
     const facts: AttemptFacts = {};
     try {
       const result = await limit.run(async () =>
-        this.clock.now().getTime() > sendBy ? undefined : this.resolveThenDeliver(entry, destination, facts),
+        this.clock.now().getTime() > sendBy ? undefined : this.resolveThenDeliver(entry, destination, facts, trace),
       );
       if (!result) return this.deferred(entry);
       return Object.assign(this.outcome(entry, result), facts);
@@ -120,24 +139,32 @@ export class OutboxRelay {
    * cannot tell -> retry later. Destinations without a query get a resend
    * under the same key and dedupe it themselves.
    */
-  private async resolveThenDeliver(entry: OutboxEntry, destination: Destination, facts: AttemptFacts): Promise<DeliveryResult> {
+  private async resolveThenDeliver(entry: OutboxEntry, destination: Destination, facts: AttemptFacts, trace?: RoundTrace): Promise<DeliveryResult> {
     const started = performance.now();
     try {
       const lastChance = entry.attempts > this.config.relay.maxAttempts;
       if (entry.outcomeUnknown && destination.queryOutcome) {
         let known: OperationOutcome;
+        const span = trace?.queryStarted(entry);
         try {
-          known = await destination.queryOutcome(entry.operationKey, { signal: AbortSignal.timeout(this.config.relay.timeoutMs) });
+          known = await destination.queryOutcome(entry.operationKey, {
+            signal: AbortSignal.timeout(this.config.relay.timeoutMs),
+            traceparent: span && traceparentOf(span),
+          });
         } catch (error) {
           known = 'unknown';
         }
+        if (span) trace!.queryEnded(span, known);
         facts.outcomeQuery = known;
         if (known === 'applied') return { kind: 'delivered' };
         if (known === 'unknown') return { kind: 'retry', error: 'outcome query failed', outcomeUnknown: true };
       }
       // A crashed relay used up the last attempt: do not send past the limit.
       if (lastChance) return { kind: 'retry', error: 'attempt limit reached', outcomeUnknown: entry.outcomeUnknown };
-      const result = await destination.deliver(entry, { signal: AbortSignal.timeout(this.config.relay.timeoutMs) });
+      const result = await destination.deliver(entry, {
+        signal: AbortSignal.timeout(this.config.relay.timeoutMs),
+        traceparent: trace?.traceparent(entry),
+      });
       if (result.kind === 'retry' && result.retryAfterMs !== undefined) facts.retryAfterMs = result.retryAfterMs;
       return result;
     } finally {

@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
+import { Span } from '@opentelemetry/api';
 import { EntityManager } from 'typeorm';
 import { afterCommit } from '../database/after-commit';
 import { PgNotifications } from '../database/pg-notifications';
 import { queryPreparedIn } from '../database/prepared-statement';
+import { Tracing } from '../tracing/tracing';
 import { INSERT_OUTBOX } from './outbox.queries';
 import { OUTBOX_CHANNEL } from './outbox.types';
 
@@ -24,25 +26,46 @@ export type OutboxWrite = {
 
 /**
  * Writes outbox entries inside the caller's transaction, so they commit (or
- * not) with the business change. Idempotent per operation key.
+ * not) with the business change. Idempotent per operation key. With tracing on,
+ * each entry stores the trace context of the event that produced it, and the
+ * write is a span in that event's trace.
  */
 @Injectable()
 export class OutboxWriter {
-  constructor(private readonly notifications: PgNotifications) {}
+  constructor(
+    private readonly notifications: PgNotifications,
+    private readonly tracing: Tracing,
+  ) {}
 
   /** Resolves with the operation keys actually inserted (keys already present are skipped). */
   async write(tx: EntityManager, entries: OutboxWrite[]): Promise<string[]> {
     if (entries.length === 0) return [];
-    const { rows } = await queryPreparedIn<{ operation_key: string }>(tx, 'outbox_insert', INSERT_OUTBOX, [
-      entries.map((e) => e.operationKey),
-      entries.map((e) => e.destination),
-      entries.map((e) => e.operationType),
-      entries.map((e) => e.tenantId),
-      JSON.stringify(entries.map((e) => e.payload)),
-      entries.map((e) => e.sourceEventId),
-    ]);
-    // Wake the relays once the entries are visible (throttled; the relay also polls).
-    if (rows.length > 0) afterCommit(tx, () => this.notifications.notify(OUTBOX_CHANNEL));
-    return rows.map((r) => r.operation_key);
+    const traceContexts = this.tracing.enabled ? entries.map((e) => this.tracing.sourceTraceparent(tx, e.sourceEventId) ?? null) : null;
+    const spans = traceContexts && this.writeSpans(traceContexts);
+    try {
+      const { rows } = await queryPreparedIn<{ operation_key: string }>(tx, 'outbox_insert', INSERT_OUTBOX, [
+        entries.map((e) => e.operationKey),
+        entries.map((e) => e.destination),
+        entries.map((e) => e.operationType),
+        entries.map((e) => e.tenantId),
+        JSON.stringify(entries.map((e) => e.payload)),
+        entries.map((e) => e.sourceEventId),
+        traceContexts,
+      ]);
+      // Wake the relays once the entries are visible (throttled; the relay also polls).
+      if (rows.length > 0) afterCommit(tx, () => this.notifications.notify(OUTBOX_CHANNEL));
+      return rows.map((r) => r.operation_key);
+    } finally {
+      spans?.forEach((span) => span.end());
+    }
+  }
+
+  /** One `outbox.write` span in the trace of each event whose entries this statement writes. */
+  private writeSpans(traceContexts: (string | null)[]): Span[] {
+    const counts = new Map<string | null, number>();
+    for (const t of traceContexts) counts.set(t, (counts.get(t) ?? 0) + 1);
+    return [...counts].map(([traceparent, n]) =>
+      this.tracing.startSpan('outbox.write', { attributes: { 'outbox.entries': n } }, this.tracing.continueFrom(traceparent)),
+    );
   }
 }

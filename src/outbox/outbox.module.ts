@@ -10,6 +10,7 @@ import { OutboxRelay } from './outbox-relay';
 import { OutboxRelayScheduler } from './outbox-relay.scheduler';
 import { OutboxRepository } from './outbox.repository';
 import { OutboxService } from './outbox.service';
+import { OutboxTraces } from './outbox.traces';
 import { OutboxWriter } from './outbox-writer';
 import { RelayMetrics } from './relay.metrics';
 
@@ -25,6 +26,7 @@ import { RelayMetrics } from './relay.metrics';
     ErpDestination,
     EmailDestination,
     OutboxRelay,
+    OutboxTraces,
     OutboxRelayScheduler,
     RelayMetrics,
   ],

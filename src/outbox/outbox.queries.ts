@@ -36,7 +36,7 @@ export const CLAIM_OUTBOX = `
     FROM picked
    WHERE o.id = picked.id
   RETURNING o.id, o.operation_key, o.destination, o.operation_type, o.tenant_id, o.payload,
-            o.attempts, o.outcome_unknown`;
+            o.attempts, o.outcome_unknown, o.trace_context`;
 
 /**
  * The attempt history (outbox_attempts), written by the statement that records
@@ -84,14 +84,15 @@ export const RECORD_OUTCOMES = `
 /**
  * The writer's insert, run in the caller's transaction. The operation key is the
  * uniqueness boundary of the business effect: a second event for the same change
- * inserts nothing. Multi-row: $1..$4 and $6 are parallel arrays, $5 one JSON array
+ * inserts nothing. Multi-row: $1..$4, $6 and $7 are parallel arrays, $5 one JSON array
  * of the payloads (in a jsonb[] literal the driver would escape every quote of
- * every payload, and the server unescape it).
+ * every payload, and the server unescape it). $7, the trace contexts, is NULL when
+ * tracing is off: ROWS FROM pads a shorter (here empty) function with NULLs.
  */
 export const INSERT_OUTBOX = `
-  INSERT INTO outbox (operation_key, destination, operation_type, tenant_id, payload, source_event_id)
+  INSERT INTO outbox (operation_key, destination, operation_type, tenant_id, payload, source_event_id, trace_context)
   SELECT * FROM ROWS FROM (unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), unnest($4::text[]),
-                           jsonb_array_elements($5::jsonb), unnest($6::bigint[]))
+                           jsonb_array_elements($5::jsonb), unnest($6::bigint[]), unnest($7::text[]))
   ON CONFLICT (operation_key) DO NOTHING
   RETURNING operation_key`;
 

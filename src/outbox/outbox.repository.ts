@@ -34,6 +34,7 @@ interface ClaimedRow {
   payload: Record<string, unknown>;
   attempts: number;
   outcome_unknown: boolean;
+  trace_context: string | null;
 }
 
 /** Owner of the relay's `outbox` SQL: claim and fenced outcome recording. */
@@ -53,6 +54,7 @@ export class OutboxRepository {
       payload: r.payload,
       attempts: r.attempts,
       outcomeUnknown: r.outcome_unknown,
+      traceContext: r.trace_context,
     }));
   }
 

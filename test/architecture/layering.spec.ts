@@ -9,6 +9,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 const FLOORS: string[][] = [
   ['common'],
   ['config'],
+  ['tracing'],
   ['database', 'observability', 'crypto'],
   ['audit', 'provider-api'],
   ['inbox', 'outbox'],

@@ -1,5 +1,6 @@
 import { ModuleMetadata } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,6 +33,8 @@ export interface TestAppOptions {
   env?: Env;
   imports?: ModuleMetadata['imports'];
   clock?: FakeClock;
+  /** Tracing on, every finished span handed to this exporter (e.g. an InMemorySpanExporter). */
+  spanExporter?: SpanExporter;
 }
 
 /** Writes an endpoints file and starts the real application on a free port. */
@@ -51,7 +54,7 @@ export async function startTestApp(options: TestAppOptions): Promise<TestApp> {
   });
   const logs = new CapturingLogger();
   const clock = options.clock ?? new FakeClock();
-  const app = await createApp(config, { logger: logs, imports: options.imports, clock });
+  const app = await createApp(config, { logger: logs, imports: options.imports, clock, spanExporter: options.spanExporter });
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
   return {

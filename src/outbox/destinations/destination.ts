@@ -13,6 +13,8 @@ export interface OutboxEntry {
   attempts: number;
   /** A previous attempt may have reached the destination (timeout, reset, crash). */
   outcomeUnknown: boolean;
+  /** The traceparent of the processing that wrote the entry; null when tracing was off. */
+  traceContext?: string | null;
 }
 
 /**
@@ -32,6 +34,8 @@ export type OperationOutcome = 'applied' | 'not_applied' | 'unknown';
 export interface DeliveryOptions {
   /** Aborts the request at the relay's timeout (or shutdown). */
   signal: AbortSignal;
+  /** Tracing on: send it as the W3C `traceparent` header, so the destination's own trace joins this one. */
+  traceparent?: string;
 }
 
 /**

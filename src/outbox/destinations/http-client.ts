@@ -3,7 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { Pool } from 'undici';
 import type { DestinationSettings } from '../../config/destinations';
 import { parseRetryAfterMs } from '../retry-policy';
-import { DeliveryResult } from './destination';
+import { DeliveryOptions, DeliveryResult } from './destination';
 
 export interface HttpReply {
   status: number;
@@ -62,7 +62,13 @@ export class DestinationHttpClient {
    * POSTs one operation under its Idempotency-Key and applies the outcome rules.
    * A body that cannot be built from the row will never be deliverable: dead.
    */
-  async postOperation(path: string, operationKey: string, buildBody: () => string, signal: AbortSignal, now: () => Date): Promise<DeliveryResult> {
+  async postOperation(
+    path: string,
+    operationKey: string,
+    buildBody: () => string,
+    { signal, traceparent }: DeliveryOptions,
+    now: () => Date,
+  ): Promise<DeliveryResult> {
     let body: string;
     try {
       body = buildBody();
@@ -77,6 +83,7 @@ export class DestinationHttpClient {
       headers['webhook-timestamp'] = String(Math.floor(at.getTime() / 1000));
       headers['webhook-signature'] = this.signer.sign(operationKey, at, body);
     }
+    if (traceparent) headers.traceparent = traceparent;
     try {
       return classifyResponse(await this.send('POST', path, headers, body, signal), now());
     } catch (error) {

@@ -37,13 +37,14 @@ export abstract class HttpDestination implements Destination, OnApplicationShutd
   queryOutcome?(operationKey: string, options: DeliveryOptions): Promise<OperationOutcome>;
 
   /** POSTs `body()` to `path` under the entry's key, with the outcome rules (a body that cannot be built is dead). */
-  protected post(path: string, entry: OutboxEntry, body: () => string, { signal }: DeliveryOptions): Promise<DeliveryResult> {
-    return this.client().postOperation(path, entry.operationKey, body, signal, () => this.clock.now());
+  protected post(path: string, entry: OutboxEntry, body: () => string, options: DeliveryOptions): Promise<DeliveryResult> {
+    return this.client().postOperation(path, entry.operationKey, body, options, () => this.clock.now());
   }
 
   /** GET `path` (an outcome query): its status only. */
-  protected async getStatus(path: string, { signal }: DeliveryOptions): Promise<number> {
-    return (await this.client().send('GET', path, {}, undefined, signal)).status;
+  protected async getStatus(path: string, { signal, traceparent }: DeliveryOptions): Promise<number> {
+    const headers: Record<string, string> = traceparent ? { traceparent } : {};
+    return (await this.client().send('GET', path, headers, undefined, signal)).status;
   }
 
   private client(): DestinationHttpClient {

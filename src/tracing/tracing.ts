@@ -1,0 +1,163 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { context, Context, diag, DiagLogLevel, Link, propagation, ROOT_CONTEXT, Span, SpanOptions, trace, Tracer } from '@opentelemetry/api';
+import { isSpanContextValid } from '@opentelemetry/api';
+import { parseTraceParent } from '@opentelemetry/core';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ConsoleSpanExporter,
+  ParentBasedSampler,
+  Sampler,
+  SimpleSpanProcessor,
+  SpanExporter,
+  SpanProcessor,
+  TraceIdRatioBasedSampler,
+} from '@opentelemetry/sdk-trace-base';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { TracingConfig } from '../config/tracing-env';
+
+/** Tests read finished spans from an in-memory exporter given under this token (tracing on, spans exported at once). */
+export const SPAN_EXPORTER = Symbol('SPAN_EXPORTER');
+
+/** W3C `traceparent` of a span: what an inbox or outbox row stores and a destination receives. */
+export function traceparentOf(span: Span): string {
+  const { traceId, spanId, traceFlags } = span.spanContext();
+  return `00-${traceId}-${spanId}-${traceFlags & 1 ? '01' : '00'}`;
+}
+
+const NO_FIELDS = Object.freeze({});
+
+/** pino `mixin` with tracing on: every log line written inside a span carries its trace_id and span_id. */
+export function traceLogFields(): object {
+  const span = trace.getSpan(context.active());
+  if (!span) return NO_FIELDS;
+  const { traceId, spanId } = span.spanContext();
+  return { trace_id: traceId, span_id: spanId };
+}
+
+/**
+ * OpenTelemetry traces, off by default. When off, `enabled` is false and the hot
+ * paths test it before building anything, so tracing costs one branch per step.
+ * When on, it owns the SDK: a tracer provider with the configured sampler and
+ * exporter, the AsyncLocalStorage context manager (log lines carry the active
+ * span's ids) and the W3C propagator.
+ *
+ * Across the database, trace context travels explicitly: each row stores the
+ * traceparent of the span that wrote it, and the next stage continues from it.
+ * A traceparent that came from outside (a provider's request) is only ever linked.
+ */
+@Injectable()
+export class Tracing implements OnApplicationShutdown {
+  readonly enabled: boolean;
+  private readonly provider?: NodeTracerProvider;
+  private readonly tracer?: Tracer;
+  /** The traceparent of each source event's processing span, per open transaction (see bindSources). */
+  private readonly sources = new WeakMap<object, ReadonlyMap<string, string>>();
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig, @Optional() @Inject(SPAN_EXPORTER) testExporter?: SpanExporter) {
+    this.enabled = Boolean(testExporter) || config.tracing.enabled;
+    if (!this.enabled) return;
+    this.provider = new NodeTracerProvider({
+      resource: defaultResource()
+        .merge(resourceFromAttributes({ 'service.name': config.tracing.serviceName }))
+        .merge(detectResources({ detectors: [envDetector] })),
+      sampler: sampler(config.tracing.sampler),
+      spanProcessors: testExporter ? [new SimpleSpanProcessor(testExporter)] : processors(config.tracing),
+    });
+    this.provider.register();
+    this.tracer = this.provider.getTracer('webhook-inbox');
+    // The SDK's own trouble (an unreachable collector, a full queue) in the service's log, errors only.
+    const logger = new Logger('OpenTelemetry');
+    const log = (message: string) => logger.error(message.slice(0, 300));
+    diag.setLogger({ error: log, warn: () => undefined, info: () => undefined, debug: () => undefined, verbose: () => undefined }, DiagLogLevel.ERROR);
+  }
+
+  /** A new span under `parent` (default: the active context). Only when enabled: callers test `enabled` first. */
+  startSpan(name: string, options?: SpanOptions, parent?: Context): Span {
+    if (!this.tracer) throw new Error('tracing is off: test Tracing.enabled before starting a span');
+    return this.tracer.startSpan(name, options, parent ?? context.active());
+  }
+
+  /** A context whose parent is `span`, for its children. */
+  under(span: Span): Context {
+    return trace.setSpan(ROOT_CONTEXT, span);
+  }
+
+  /** Runs `fn` with `span` active: child spans and log lines inside it belong to it. */
+  run<T>(span: Span, fn: () => T): T {
+    return context.with(trace.setSpan(context.active(), span), fn);
+  }
+
+  /**
+   * The context a stored traceparent continues: its span becomes the parent (the
+   * row was written by this service, so the trace is ours). A missing or invalid
+   * value starts a new trace.
+   */
+  continueFrom(traceparent: string | null | undefined): Context {
+    const spanContext = traceparent ? parseTraceParent(traceparent) : null;
+    if (!spanContext || !isSpanContextValid(spanContext)) return ROOT_CONTEXT;
+    return trace.setSpanContext(ROOT_CONTEXT, { ...spanContext, isRemote: true });
+  }
+
+  /** A link to another trace (a batch's members, a provider's own traceparent); undefined for an invalid value. */
+  link(traceparent: string | null | undefined, attributes?: Link['attributes']): Link | undefined {
+    if (typeof traceparent !== 'string' || traceparent.length > 512) return undefined;
+    const spanContext = parseTraceParent(traceparent.trim());
+    return spanContext && isSpanContextValid(spanContext) ? { context: spanContext, attributes } : undefined;
+  }
+
+  /**
+   * Tells the outbox writer, for the transaction `tx`, which processing span each
+   * source event (inbox row id) has: entries written for an event continue its trace,
+   * even when one batch handler writes the entries of many events in one statement.
+   */
+  bindSources(tx: object, traceparents: ReadonlyMap<string, string>): void {
+    this.sources.set(tx, traceparents);
+  }
+
+  /** The traceparent the outbox entry of `sourceEventId` written in `tx` continues; else the active span's. */
+  sourceTraceparent(tx: object, sourceEventId: string | null): string | undefined {
+    const bound = sourceEventId === null ? undefined : this.sources.get(tx)?.get(sourceEventId);
+    if (bound) return bound;
+    const active = trace.getSpan(context.active());
+    return active ? traceparentOf(active) : undefined;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (!this.provider) return;
+    // Export what is still queued, then give the API back (a later app in this process may register again).
+    await this.provider.shutdown().catch(() => undefined);
+    trace.disable();
+    context.disable();
+    propagation.disable();
+    diag.disable();
+  }
+}
+
+function sampler({ name, ratio }: TracingConfig['sampler']): Sampler {
+  switch (name) {
+    case 'always_on':
+      return new AlwaysOnSampler();
+    case 'always_off':
+      return new AlwaysOffSampler();
+    case 'traceidratio':
+      return new TraceIdRatioBasedSampler(ratio);
+    case 'parentbased_always_off':
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case 'parentbased_traceidratio':
+      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) });
+    default:
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+  }
+}
+
+/** OTLP/HTTP (protobuf) to the collector the OTEL_EXPORTER_OTLP_* variables name, in batches; console for a quick look. */
+function processors(config: TracingConfig): SpanProcessor[] {
+  return config.exporters.map((name) =>
+    name === 'otlp' ? new BatchSpanProcessor(new OTLPTraceExporter()) : new SimpleSpanProcessor(new ConsoleSpanExporter()),
+  );
+}
