@@ -14,6 +14,7 @@ import { signRequest } from '../src/cli/sign-request';
 import { freshDatabase, seedOrders, seedPaymentBacklog, startServer, waitForCount, waitUntilNone, withClient, BenchServer } from './lib/database';
 import { BENCH_STRIPE_SECRET, childrenCpuMs, postgresCpuMs, startService } from './lib/service';
 import { Sink } from './lib/sink';
+import { FakeCollector } from './lib/collector';
 import { median, round, summarize } from './lib/stats';
 import { StatementShare, StatementStats } from './lib/statements';
 import { runLoad, serialize } from './lib/http-load';
@@ -47,6 +48,49 @@ const rounds = Number(process.argv.find((a) => a.startsWith('--rounds='))?.slice
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const withStatements = process.argv.includes('--statements');
 let statements: StatementStats;
+
+/**
+ * --tracing: the drain, relay and end-to-end stages once per variant, side by side in
+ * each round: tracing off, on at sampling ratios 1.0 and 0.01 (exporting to a local
+ * fake collector), and, with BENCH_BEFORE_MAIN=<another build's dist/src/main.js>, the
+ * build before tracing existed.
+ */
+interface Variant {
+  label: string;
+  env: Record<string, string>;
+  mainJs?: string;
+}
+const tracingBench = process.argv.includes('--tracing');
+let collector: FakeCollector | undefined;
+const OFF: Variant = { label: '', env: {} };
+
+function variants(): Variant[] {
+  if (!tracingBench) return [OFF];
+  const on = (ratio: string): Record<string, string> => ({
+    OTEL_EXPORTER_OTLP_ENDPOINT: collector!.url,
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: ratio,
+  });
+  const before = process.env.BENCH_BEFORE_MAIN;
+  return [
+    ...(before ? [{ label: 'before tracing', env: {}, mainJs: before }] : []),
+    { label: 'tracing off', env: {} },
+    { label: 'tracing on, ratio 1.0', env: on('1') },
+    { label: 'tracing on, ratio 0.01', env: on('0.01') },
+  ];
+}
+
+const labelled = (stage: string, variant: Variant) => (variant.label ? `${stage} [${variant.label}]` : stage);
+
+/** Per variant: its value over the "tracing off" one of the same round. */
+function pushTracingRatios(what: string, values: Map<Variant, number>, unit = 'x'): void {
+  const off = [...values].find(([v]) => v.label === 'tracing off')?.[1];
+  if (off === undefined) return;
+  for (const [variant, value] of values) {
+    if (variant.label === 'tracing off') continue;
+    rows.push({ stage: `tracing cost: ${what}, ${variant.label} / tracing off`, value: round(value / off, 3), unit });
+  }
+}
 
 /** ~1 KB JSON payload, like a Stripe payment_intent event. */
 function payload(id: string, order: string): string {
@@ -157,10 +201,12 @@ async function ingestion(server: BenchServer, label: string, env: Record<string,
   }
 }
 
-async function workerDrain(server: BenchServer, instances: number, base: number): Promise<number> {
+async function workerDrain(server: BenchServer, instances: number, base: number, variant: Variant = OFF): Promise<number> {
   const db = await freshDatabase(server);
   const services = await Promise.all(
-    Array.from({ length: instances }, () => startService(db.url, { ROLES: 'worker', WORKER_POLL_MS: '50', DATABASE_POOL_SIZE: process.env.BENCH_POOL ?? '20' })),
+    Array.from({ length: instances }, () =>
+      startService(db.url, { ROLES: 'worker', WORKER_POLL_MS: '50', DATABASE_POOL_SIZE: process.env.BENCH_POOL ?? '20', ...variant.env }, variant.mainJs),
+    ),
   );
   try {
     await seedPaymentBacklog(db.url, 1, SIZES.drain);
@@ -178,7 +224,7 @@ async function workerDrain(server: BenchServer, instances: number, base: number)
     });
     const rate = SIZES.drain / seconds;
     rows.push({
-      stage: `worker drain: ${instances} instance${instances > 1 ? 's' : ''}, full business transaction`,
+      stage: labelled(`worker drain: ${instances} instance${instances > 1 ? 's' : ''}, full business transaction`, variant),
       value: round(rate, 0),
       unit: 'events/s',
       ratio: round(rate / base, 2),
@@ -303,11 +349,11 @@ async function graphile(server: BenchServer, mode: GraphileMode, base: number): 
   }
 }
 
-async function relay(server: BenchServer, base: number): Promise<number> {
+async function relay(server: BenchServer, base: number, variant: Variant = OFF): Promise<number> {
   const db = await freshDatabase(server);
   const sink = new Sink();
   await sink.start();
-  const service = await startService(db.url, { ROLES: 'relay', ERP_URL: sink.url, EMAIL_URL: sink.url, RELAY_POLL_MS: '50' });
+  const service = await startService(db.url, { ROLES: 'relay', ERP_URL: sink.url, EMAIL_URL: sink.url, RELAY_POLL_MS: '50', ...variant.env }, variant.mainJs);
   try {
     await withClient(db.url, async (c) => {
       await c.query(
@@ -326,7 +372,7 @@ async function relay(server: BenchServer, base: number): Promise<number> {
     const delivered = await withClient(db.url, async (c) => (await c.query(`SELECT count(*)::int AS n FROM outbox WHERE status = 'delivered'`)).rows[0].n);
     const rate = SIZES.relay / seconds;
     rows.push({
-      stage: 'relay: outbox rows delivered to a local sink',
+      stage: labelled('relay: outbox rows delivered to a local sink', variant),
       value: round(rate, 0),
       unit: 'deliveries/s',
       ratio: round(rate / base, 2),
@@ -347,7 +393,7 @@ async function relay(server: BenchServer, base: number): Promise<number> {
  * first and is reported apart: a freshly started service opens its pool and
  * compiles its hot paths during its first seconds.
  */
-async function endToEnd(server: BenchServer): Promise<number> {
+async function endToEnd(server: BenchServer, variant: Variant = OFF): Promise<{ p50: number; serviceUs: number }> {
   const rate = Number(process.argv.find((a) => a.startsWith('--e2e-rate='))?.slice('--e2e-rate='.length) ?? 300);
   const warmup = rate * E2E_WARMUP_SECONDS;
   const count = rate * SIZES.e2eSeconds;
@@ -363,7 +409,7 @@ async function endToEnd(server: BenchServer): Promise<number> {
   );
   // Latency on a quiet database: the earlier stages' dirty pages are written out first, not during the run.
   await withClient(server.url, (c) => c.query('CHECKPOINT')).catch(() => log('CHECKPOINT refused; measuring anyway'));
-  const service = await startService(db.url, { ERP_URL: sink.url, EMAIL_URL: sink.url });
+  const service = await startService(db.url, { ERP_URL: sink.url, EMAIL_URL: sink.url, ...variant.env }, variant.mainJs);
   try {
     const pool = new Pool(service.url, { connections: 32 });
     const cold = await sendAtRate(pool, sink, rate, 0, warmup);
@@ -372,8 +418,9 @@ async function endToEnd(server: BenchServer): Promise<number> {
     const measured = await sendAtRate(pool, sink, rate, warmup, count);
     const perEventUs = (ms: number) => round((ms * 1000) / count, 0);
     const bench = process.cpuUsage(cpuBefore.bench);
+    const serviceUs = perEventUs(service.cpuMs() - cpuBefore.service);
     const cpu =
-      `CPU per event: service ${perEventUs(service.cpuMs() - cpuBefore.service)} us, PostgreSQL ${perEventUs(postgresCpuMs() - cpuBefore.postgres)} us, ` +
+      `CPU per event: service ${serviceUs} us, PostgreSQL ${perEventUs(postgresCpuMs() - cpuBefore.postgres)} us, ` +
       `load generator and sink ${round((bench.user + bench.system) / count, 0)} us`;
     await pool.close();
     const { p50, p99 } = summarize(measured.latencies);
@@ -381,7 +428,7 @@ async function endToEnd(server: BenchServer): Promise<number> {
     const hops = await hopLatencies(db.url, warmup);
     const refused = [...cold.refused, ...measured.refused];
     rows.push({
-      stage: `end to end: accept -> ERP at ${rate} events/s (all roles, one instance)`,
+      stage: labelled(`end to end: accept -> ERP at ${rate} events/s (all roles, one instance)`, variant),
       value: p50,
       unit: 'ms p50',
       statements: await statements.top(db.url, count, 12),
@@ -391,8 +438,8 @@ async function endToEnd(server: BenchServer): Promise<number> {
         `${cpu}; after a ${E2E_WARMUP_SECONDS} s warm-up of a fresh service, whose own p50/p99 were ${summarize(cold.latencies).p50}/${summarize(cold.latencies).p99} ms`,
     });
     const rss = service.peakRssMiB();
-    rows.push({ stage: 'peak RSS of the service (end-to-end run)', value: round(rss, 0), unit: 'MiB' });
-    return p50;
+    rows.push({ stage: labelled('peak RSS of the service (end-to-end run)', variant), value: round(rss, 0), unit: 'MiB' });
+    return { p50, serviceUs };
   } finally {
     await service.stop();
     await sink.stop();
@@ -541,6 +588,7 @@ function print(table: (Row & { spread: string })[]): void {
 async function main(): Promise<void> {
   mkdirSync(join(__dirname, 'results'), { recursive: true });
   const server = await startServer({ statements: withStatements });
+  if (tracingBench) collector = await new FakeCollector().start();
   statements = await StatementStats.open(server.url, withStatements);
   log(`bench on ${server.embedded ? 'an embedded PostgreSQL' : 'DATABASE_URL'}${quick ? ' (quick)' : ''}`);
   const roundTrip = await loopbackRoundTrip();
@@ -564,7 +612,14 @@ async function main(): Promise<void> {
       }
       // `worker` is both halves; `drain` or `graphile` alone when comparing variants of one.
       let drain: number | undefined;
-      if (wanted('worker') || wanted('drain')) {
+      if (tracingBench && wanted('drain')) {
+        const rates = new Map<Variant, number>();
+        for (const variant of variants()) {
+          log(`worker drain [${variant.label}]...`);
+          rates.set(variant, await workerDrain(server, 1, base, variant));
+        }
+        pushTracingRatios('worker drain events/s', rates);
+      } else if (wanted('worker') || wanted('drain')) {
         log('worker drain...');
         drain = await workerDrain(server, 1, base);
         await workerDrain(server, 2, base);
@@ -585,14 +640,26 @@ async function main(): Promise<void> {
         }
       }
       if (wanted('relay')) {
-        log('relay...');
-        await relay(server, base);
+        const rates = new Map<Variant, number>();
+        for (const variant of variants()) {
+          log(`relay${variant.label ? ` [${variant.label}]` : ''}...`);
+          rates.set(variant, await relay(server, base, variant));
+        }
+        pushTracingRatios('relay deliveries/s', rates);
       }
     }
     // End to end before the million-row history: its checkpoint must not land in the latency run.
     if (wanted('e2e')) {
-      log('end to end...');
-      await endToEnd(server);
+      const p50s = new Map<Variant, number>();
+      const cpu = new Map<Variant, number>();
+      for (const variant of variants()) {
+        log(`end to end${variant.label ? ` [${variant.label}]` : ''}...`);
+        const { p50, serviceUs } = await endToEnd(server, variant);
+        p50s.set(variant, p50);
+        cpu.set(variant, serviceUs);
+      }
+      pushTracingRatios('end to end service CPU per event', cpu);
+      pushTracingRatios('end to end p50 latency', p50s);
     }
     if (wanted('hygiene')) {
       log('claim with a large history...');
@@ -600,7 +667,9 @@ async function main(): Promise<void> {
     }
   } finally {
     await server.stop();
+    await collector?.stop();
   }
+  if (collector) rows.push({ stage: 'fake collector: OTLP exports received (all traced stages)', value: collector.exports, unit: 'requests', notes: `${round(collector.bytes / 1e6, 1)} MB of spans` });
   const table = summary();
   print(table);
   const file = join(__dirname, 'results', `${new Date().toISOString().replace(/[:.]/g, '-')}.json`);

@@ -74,12 +74,15 @@ export function postgresCpuMs(): number {
   return total;
 }
 
-/** Starts the compiled service (`node dist/src/main.js`) as its own process and waits until it answers. */
-export async function startService(databaseUrl: string, env: Record<string, string> = {}): Promise<Service> {
+/**
+ * Starts the compiled service (`node dist/src/main.js`, or `mainJs`: another build, e.g. the
+ * commit before a change, for an A/B in the same run) as its own process and waits until it answers.
+ */
+export async function startService(databaseUrl: string, env: Record<string, string> = {}, mainJs?: string): Promise<Service> {
   const port = await freePort();
   // BENCH_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the service where the time goes.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, join(__dirname, '..', '..', 'dist', 'src', 'main.js')], {
+  const child = spawn(process.execPath, [...nodeArgs, mainJs ?? join(__dirname, '..', '..', 'dist', 'src', 'main.js')], {
     env: {
       PATH: process.env.PATH,
       NODE_ENV: 'development',

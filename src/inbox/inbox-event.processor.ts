@@ -73,7 +73,7 @@ export class InboxEventProcessor {
 
   /** One event, one transaction. `trace`: the spans of the batch it came in (tracing on). */
   async process(event: InboxEvent, trace?: BatchTrace): Promise<AttemptOutcome> {
-    const own = trace ?? this.traces.begin([event]);
+    const own = trace ?? this.traces.beginOne(event);
     const outcome = await this.processAlone(event, own);
     own?.settled(event, outcome);
     if (own !== trace) own?.end();

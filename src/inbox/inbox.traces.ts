@@ -102,4 +102,8 @@ export class InboxTraces {
   begin(events: InboxEvent[]): BatchTrace | undefined {
     return this.tracing.enabled ? new BatchTrace(this.tracing, events) : undefined;
   }
+
+  beginOne(event: InboxEvent): BatchTrace | undefined {
+    return this.tracing.enabled ? new BatchTrace(this.tracing, [event]) : undefined;
+  }
 }
