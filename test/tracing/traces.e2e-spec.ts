@@ -207,3 +207,45 @@ describe('traces: one trace per event, request -> processing -> deliveries', () 
     expect(new Set(erpPosts.map((p) => ids(p.headers.traceparent as string).traceId)).size).toBe(n);
   });
 });
+
+describe('traces off (the default)', () => {
+  let db: TestDatabase;
+  let erp: FakeDestination;
+  let email: FakeDestination & { sendUrl: string };
+  let t: TestApp;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    erp = await startFakeErp();
+    email = await startFakeEmail();
+    t = await startTestApp({ databaseUrl: db.url, endpoints: ENDPOINTS, env: { ERP_URL: erp.url, EMAIL_URL: email.sendUrl } });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await erp?.close();
+    await email?.close();
+    await db?.drop();
+  });
+
+  it('stores no trace context and sends no traceparent, even when the provider sent one', async () => {
+    expect(t.config.tracing.enabled).toBe(false);
+    await request(t.url)
+      .post('/admin/orders')
+      .set('Authorization', `Bearer ${OPERATOR_TOKEN}`)
+      .send({ tenantId: 'acme', id: 'o-off-1', totalMinor: 1000, currency: 'eur', customerEmail: 'off@example.com', reason: 'traces off' })
+      .expect(201);
+    const signed = signStripe(paymentIntentEvent('payment_intent.succeeded', { orderId: 'o-off-1' }), STRIPE_SECRET, Math.floor(t.clock.now().getTime() / 1000));
+    const res = await request(t.url)
+      .post('/webhooks/stripe-acme')
+      .set({ ...signed.headers, traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' })
+      .send(signed.body);
+    expect(res.body).toMatchObject({ status: 'accepted' });
+    while ((await t.app.get(InboxWorker).runOnce()) > 0);
+    while ((await t.app.get(OutboxRelay).runOnce()) > 0);
+    expect(await db.query(`SELECT trace_context FROM webhook_inbox`)).toEqual([{ trace_context: null }]);
+    expect(await db.query(`SELECT trace_context FROM outbox`)).toEqual([{ trace_context: null }, { trace_context: null }]);
+    expect(erp.posts()).toHaveLength(1);
+    expect(erp.posts()[0].headers.traceparent).toBeUndefined();
+    expect(email.posts()[0].headers.traceparent).toBeUndefined();
+  });
+});
