@@ -29,10 +29,14 @@ describe('trace ids in log lines', () => {
       const span = tracing.startSpan('work');
       tracing.run(span, () => logger.info('inside'));
       span.end();
+      logger.info({ eventId: 'evt_1' }, 'outside, with fields');
       logger.info('outside');
-      const [inside, outside] = lines.map((l) => JSON.parse(l));
+      const [inside, withFields, outside] = lines.map((l) => JSON.parse(l));
       expect(inside).toMatchObject({ trace_id: span.spanContext().traceId, span_id: span.spanContext().spanId });
-      expect(outside.trace_id).toBeUndefined();
+      expect(withFields).toMatchObject({ eventId: 'evt_1' });
+      expect(withFields.trace_id).toBeUndefined();
+      // pino merges a line's fields into the mixin's object: one line's fields must not reach the next.
+      expect(outside.eventId).toBeUndefined();
     } finally {
       await tracing.onApplicationShutdown();
     }

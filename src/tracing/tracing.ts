@@ -29,12 +29,13 @@ export function traceparentOf(span: Span): string {
   return `00-${traceId}-${spanId}-${traceFlags & 1 ? '01' : '00'}`;
 }
 
-const NO_FIELDS = Object.freeze({});
-
-/** pino `mixin` with tracing on: every log line written inside a span carries its trace_id and span_id. */
+/**
+ * pino `mixin` with tracing on: every log line written inside a span carries its
+ * trace_id and span_id. Always a fresh object: pino merges the line's own fields into it.
+ */
 export function traceLogFields(): object {
   const span = trace.getSpan(context.active());
-  if (!span) return NO_FIELDS;
+  if (!span) return {};
   const { traceId, spanId } = span.spanContext();
   return { trace_id: traceId, span_id: spanId };
 }
