@@ -1,24 +1,9 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { context, Context, diag, DiagLogLevel, Link, propagation, ROOT_CONTEXT, Span, SpanOptions, trace, Tracer } from '@opentelemetry/api';
 import { isSpanContextValid } from '@opentelemetry/api';
-import { parseTraceParent } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  AlwaysOffSampler,
-  AlwaysOnSampler,
-  BatchSpanProcessor,
-  ConsoleSpanExporter,
-  ParentBasedSampler,
-  Sampler,
-  SimpleSpanProcessor,
-  SpanExporter,
-  SpanProcessor,
-  TraceIdRatioBasedSampler,
-} from '@opentelemetry/sdk-trace-base';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { TracingConfig } from '../config/tracing-env';
+import type { TracerSdk } from './tracer-sdk';
 
 /** Tests read finished spans from an in-memory exporter given under this token (tracing on, spans exported at once). */
 export const SPAN_EXPORTER = Symbol('SPAN_EXPORTER');
@@ -54,7 +39,7 @@ export function traceLogFields(): object {
 @Injectable()
 export class Tracing implements OnApplicationShutdown {
   readonly enabled: boolean;
-  private readonly provider?: NodeTracerProvider;
+  private readonly sdk?: TracerSdk;
   private readonly tracer?: Tracer;
   /** The traceparent of each source event's processing span, per open transaction (see bindSources). */
   private readonly sources = new WeakMap<object, ReadonlyMap<string, string>>();
@@ -62,15 +47,10 @@ export class Tracing implements OnApplicationShutdown {
   constructor(@Inject(APP_CONFIG) config: AppConfig, @Optional() @Inject(SPAN_EXPORTER) testExporter?: SpanExporter) {
     this.enabled = Boolean(testExporter) || config.tracing.enabled;
     if (!this.enabled) return;
-    this.provider = new NodeTracerProvider({
-      resource: defaultResource()
-        .merge(resourceFromAttributes({ 'service.name': config.tracing.serviceName }))
-        .merge(detectResources({ detectors: [envDetector] })),
-      sampler: sampler(config.tracing.sampler),
-      spanProcessors: testExporter ? [new SimpleSpanProcessor(testExporter)] : processors(config.tracing),
-    });
-    this.provider.register();
-    this.tracer = this.provider.getTracer('webhook-inbox');
+    // Loaded only when on: the SDK and its exporter cost about 300 ms of start-up and their memory.
+    const { startTracerSdk } = require('./tracer-sdk') as typeof import('./tracer-sdk');
+    this.sdk = startTracerSdk(config.tracing, testExporter);
+    this.tracer = this.sdk.tracer;
     // The SDK's own trouble (an unreachable collector, a full queue) in the service's log, errors only.
     const logger = new Logger('OpenTelemetry');
     const log = (message: string) => logger.error(message.slice(0, 300));
@@ -99,15 +79,15 @@ export class Tracing implements OnApplicationShutdown {
    * value starts a new trace.
    */
   continueFrom(traceparent: string | null | undefined): Context {
-    const spanContext = traceparent ? parseTraceParent(traceparent) : null;
+    const spanContext = traceparent && this.sdk ? this.sdk.parseTraceParent(traceparent) : null;
     if (!spanContext || !isSpanContextValid(spanContext)) return ROOT_CONTEXT;
     return trace.setSpanContext(ROOT_CONTEXT, { ...spanContext, isRemote: true });
   }
 
   /** A link to another trace (a batch's members, a provider's own traceparent); undefined for an invalid value. */
   link(traceparent: string | null | undefined, attributes?: Link['attributes']): Link | undefined {
-    if (typeof traceparent !== 'string' || traceparent.length > 512) return undefined;
-    const spanContext = parseTraceParent(traceparent.trim());
+    if (typeof traceparent !== 'string' || traceparent.length > 512 || !this.sdk) return undefined;
+    const spanContext = this.sdk.parseTraceParent(traceparent.trim());
     return spanContext && isSpanContextValid(spanContext) ? { context: spanContext, attributes } : undefined;
   }
 
@@ -129,36 +109,12 @@ export class Tracing implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    if (!this.provider) return;
+    if (!this.sdk) return;
     // Export what is still queued, then give the API back (a later app in this process may register again).
-    await this.provider.shutdown().catch(() => undefined);
+    await this.sdk.provider.shutdown().catch(() => undefined);
     trace.disable();
     context.disable();
     propagation.disable();
     diag.disable();
   }
-}
-
-function sampler({ name, ratio }: TracingConfig['sampler']): Sampler {
-  switch (name) {
-    case 'always_on':
-      return new AlwaysOnSampler();
-    case 'always_off':
-      return new AlwaysOffSampler();
-    case 'traceidratio':
-      return new TraceIdRatioBasedSampler(ratio);
-    case 'parentbased_always_off':
-      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
-    case 'parentbased_traceidratio':
-      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) });
-    default:
-      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
-  }
-}
-
-/** OTLP/HTTP (protobuf) to the collector the OTEL_EXPORTER_OTLP_* variables name, in batches; console for a quick look. */
-function processors(config: TracingConfig): SpanProcessor[] {
-  return config.exporters.map((name) =>
-    name === 'otlp' ? new BatchSpanProcessor(new OTLPTraceExporter()) : new SimpleSpanProcessor(new ConsoleSpanExporter()),
-  );
 }
