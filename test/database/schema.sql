@@ -52,7 +52,8 @@ CREATE TABLE outbox (
   outcome_unknown boolean NOT NULL DEFAULT false,
   source_event_id bigint,
   created_at timestamp with time zone NOT NULL DEFAULT now(),
-  delivered_at timestamp with time zone
+  delivered_at timestamp with time zone,
+  trace_context text
 ) WITH (fillfactor=80, autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=1000, autovacuum_vacuum_insert_scale_factor=0.05, autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0);
 
 CREATE TABLE outbox_attempts (
@@ -136,7 +137,8 @@ CREATE TABLE webhook_inbox (
   digest_conflicts integer NOT NULL DEFAULT 0,
   confirmation jsonb,
   payload_sealed bytea,
-  payload_key_id text
+  payload_key_id text,
+  trace_context text
 ) WITH (fillfactor=80, autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=1000, autovacuum_vacuum_insert_scale_factor=0.05, autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0);
 
 CREATE TABLE webhook_inbox_attempts (
