@@ -139,30 +139,31 @@ export class ReconciliationRunner {
     const present = await this.inbox.present(valid.map((x) => x.id!));
     const missing = valid.filter((_, i) => !present[i]);
     this.metrics.event(endpoint.id, 'present', valid.length - missing.length);
+    if (dryRun) {
+      this.metrics.event(endpoint.id, 'would_accept', missing.length);
+      return { found: missing.length, accepted: 0 };
+    }
+    // All of a page at once: they share the group commit's multi-row insert, like concurrent webhooks.
+    // The inbox ids then need not follow the provider's order; the state machine does not need them to.
+    const outcomes = await Promise.all(missing.map(({ event }) => this.acceptOne(endpoint, event)));
     let accepted = 0;
-    for (const { event, id } of missing) {
-      if (dryRun) {
-        this.metrics.event(endpoint.id, 'would_accept');
-        continue;
-      }
-      // One at a time, in the page's order (oldest first): the inbox ids then follow the provider's order.
-      let outcome: ReconciledOutcome;
-      let reason: string | undefined;
-      try {
-        const result = await this.ingestion.acceptFromApi(endpoint, event);
-        outcome = result.status;
-        reason = result.reason;
-      } catch (error) {
-        // JSON PostgreSQL cannot store: counted, and the run goes on (a webhook of it would be refused too).
-        if (!(error instanceof BadRequestError)) throw error;
-        outcome = 'invalid';
-        reason = error.reason;
-      }
+    outcomes.forEach(({ outcome, reason }, i) => {
       if (outcome === 'accepted' || outcome === 'ignored') accepted++;
       this.metrics.event(endpoint.id, outcome);
-      this.logger.log({ endpointId: endpoint.id, eventId: id!.eventId, outcome, reason }, 'reconciliation brought in a missing event');
-    }
+      this.logger.log({ endpointId: endpoint.id, eventId: missing[i].id!.eventId, outcome, reason }, 'reconciliation brought in a missing event');
+    });
     return { found: missing.length, accepted };
+  }
+
+  private async acceptOne(endpoint: EndpointConfig, event: unknown): Promise<{ outcome: ReconciledOutcome; reason?: string }> {
+    try {
+      const result = await this.ingestion.acceptFromApi(endpoint, event);
+      return { outcome: result.status, reason: result.reason };
+    } catch (error) {
+      // JSON PostgreSQL cannot store: counted, and the run goes on (a webhook of it would be refused too).
+      if (!(error instanceof BadRequestError)) throw error;
+      return { outcome: 'invalid', reason: error.reason };
+    }
   }
 
   inInbox(endpoint: EndpointConfig, namespace: string, eventIds: string[]): Promise<boolean[]> {

@@ -41,8 +41,7 @@ export class StripeReconciler implements Reconciler {
       );
       if (page.data.length === 0) return;
       after = page.data[page.data.length - 1].id;
-      // Oldest first, so the worker meets a payment before its refund.
-      await context.accept([...page.data].reverse(), after);
+      await context.accept(page.data, after);
       if (!page.has_more) return;
     }
   }
