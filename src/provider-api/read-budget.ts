@@ -5,7 +5,10 @@ import { TAKE_READS } from './read-budget.queries';
 
 /**
  * The read budget of one API key, shared by every instance through its row in
- * `provider_read_budget` (PROVIDER_API_READS_PER_SECOND, a second's worth of burst).
+ * `provider_read_budget`. Burst plus refill per second add up to
+ * PROVIDER_API_READS_PER_SECOND, so no second (sliding or not) sees more reads than
+ * that: a burst of a fifth, the rest refilled evenly (a bucket refilled at the full
+ * rate with a second's burst let 2x through in one second, and the provider answered 429).
  * Nothing waits for it: a caller takes what is granted and schedules the rest.
  */
 @Injectable()
@@ -15,14 +18,20 @@ export class ReadBudget {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
+  /** Reads that may go at once. */
+  private get burst(): number {
+    return Math.max(1, Math.floor(this.config.providerApi.readsPerSecond / 5));
+  }
+
+  /** Sustained reads per second, after the burst. */
   get perSecond(): number {
-    return this.config.providerApi.readsPerSecond;
+    return Math.max(1, this.config.providerApi.readsPerSecond - this.burst);
   }
 
   /** Takes up to `want` reads for key `keyId` now; resolves with how many were granted. */
   async take(keyId: string, want: number): Promise<number> {
     if (want <= 0) return 0;
-    const [row]: { granted: number }[] = await this.dataSource.query(TAKE_READS, [keyId, want, this.perSecond]);
+    const [row]: { granted: number }[] = await this.dataSource.query(TAKE_READS, [keyId, want, this.perSecond, this.burst]);
     return Number(row.granted);
   }
 
