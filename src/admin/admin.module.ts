@@ -11,6 +11,7 @@ import { AdminInboxController } from './admin-inbox.controller';
 import { AdminOrdersController } from './admin-orders.controller';
 import { AdminOutboxController } from './admin-outbox.controller';
 import { AdminReconciliationController } from './admin-reconciliation.controller';
+import { AdminErasureController } from './admin-erasure.controller';
 import { AdminPayloadKeysController } from './admin-payload-keys.controller';
 import { AdminSessionController } from './admin-session.controller';
 import { AdminStatsController } from './admin-stats.controller';
@@ -30,6 +31,7 @@ import { AdminStatsController } from './admin-stats.controller';
     AdminReconciliationController,
     AdminPayloadKeysController,
     AdminSessionController,
+    AdminErasureController,
   ],
   providers: [AdminAuthGuard],
 })

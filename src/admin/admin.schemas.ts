@@ -76,6 +76,14 @@ export const createOrderBody = z
   })
   .strict();
 
+/** POST /admin/erasure: one customer by e-mail address, or one order. */
+export const erasureBody = z
+  .object({ email: z.email().max(320).optional(), tenantId: label.optional(), orderId: label.optional(), reason })
+  .strict()
+  .refine((b) => (b.email !== undefined) !== (b.tenantId !== undefined && b.orderId !== undefined) && (b.tenantId === undefined) === (b.orderId === undefined), {
+    message: 'either email, or tenantId and orderId',
+  });
+
 export const auditListQuery = z
   .object({
     action: label.optional(),

@@ -13,6 +13,8 @@ const USAGE = `Usage: npm run cli -- <command> [options]
   reconciliation                                     per endpoint: cursor, last success, recent runs
   reconcile [--endpoint <id>] [--from <ISO>] [--to <ISO>] [--dry-run] --reason <why>
                                                      request a reconciliation run (a maintenance instance runs it)
+  erase --email <address> --reason <why>             erase one customer's personal data (operator token)
+  erase --order <tenant>/<orderId> --reason <why>
 
 Common: --url <base URL> (default http://localhost:$PORT or 3000), --token <admin token> (default $ADMIN_TOKEN)`;
 
@@ -31,6 +33,7 @@ async function main(argv: string[]): Promise<number> {
       payment: { type: 'string' },
       'event-id': { type: 'string' },
       reason: { type: 'string' },
+      email: { type: 'string' },
       filter: { type: 'string' },
       'dry-run': { type: 'boolean' },
       endpoint: { type: 'string' },
@@ -55,6 +58,8 @@ async function main(argv: string[]): Promise<number> {
       return admin(base, token, 'GET', '/admin/reconciliation');
     case 'reconcile':
       return admin(base, token, 'POST', '/admin/reconciliation/run', reconcileRequest(flags));
+    case 'erase':
+      return admin(base, token, 'POST', '/admin/erasure', erasureBody(flags));
     default:
       process.stdout.write(`${USAGE}\n`);
       // Help asked for: 0. No command or an unknown one: 2.
@@ -108,6 +113,15 @@ function stripeEvent(id: string, type: string, flags: Flags): object {
     ? { id: `ch_${payment.slice(3)}`, object: 'charge', payment_intent: payment, amount, amount_refunded: amount, currency, refunded: true, metadata: { order_id: order } }
     : { id: payment, object: 'payment_intent', amount, amount_received: amount, currency, metadata: { order_id: order } };
   return { id, object: 'event', type, created: Math.floor(Date.now() / 1000), livemode: false, data: { object } };
+}
+
+function erasureBody(flags: Flags): object {
+  const reason = flags.reason;
+  if (typeof reason !== 'string' || !reason.trim()) throw new Error('erase needs --reason');
+  if (typeof flags.email === 'string') return { email: flags.email, reason };
+  const order = typeof flags.order === 'string' ? /^([^/]+)\/(.+)$/.exec(flags.order) : null;
+  if (!order) throw new Error('erase needs --email <address> or --order <tenant>/<orderId>');
+  return { tenantId: order[1], orderId: order[2], reason };
 }
 
 function replayRequest([id]: string[], flags: Flags): [string, object] {

@@ -94,3 +94,23 @@ export const ADMIN_ACTIVITY_BY_ENDPOINT = `
 /** One event's attempt history, oldest first (index webhook_inbox_attempts_inbox). */
 export const ATTEMPTS_OF_EVENT = `
   SELECT attempt, at, lease, outcome, reason, error FROM webhook_inbox_attempts WHERE inbox_id = $1 ORDER BY at, attempt`;
+
+// ---- Erasure (an operator's use case in the orders module) ----
+
+/** Purges the payloads of rows $1 (clear or sealed); identity, digest and status stay, so dedup holds. */
+export const ERASE_PAYLOADS = `
+  UPDATE webhook_inbox SET payload = NULL, payload_sealed = NULL, payload_key_id = NULL
+   WHERE id = ANY($1::bigint[]) AND ${PAYLOAD_STORED}
+  RETURNING id`;
+
+/**
+ * One erasure scan batch: up to $2 stored payloads after id $1 (primary key order),
+ * of the tenants $3 (NULL: every tenant). Read without locks: the purge that follows
+ * locks what it changes.
+ */
+export const ERASURE_SCAN = `
+  SELECT id, tenant_id, source_scope, event_id, payload::text AS payload_text, payload_sealed, payload_key_id
+    FROM webhook_inbox
+   WHERE ${PAYLOAD_STORED} AND id > $1 AND ($3::text[] IS NULL OR tenant_id = ANY($3::text[]))
+   ORDER BY id
+   LIMIT $2`;

@@ -16,6 +16,8 @@ import {
   ADMIN_ACTIVITY,
   ADMIN_ACTIVITY_BY_ENDPOINT,
   ATTEMPTS_OF_EVENT,
+  ERASE_PAYLOADS,
+  ERASURE_SCAN,
 } from './inbox-admin.queries';
 import { PAYLOAD_STORED } from './inbox.queries';
 import { InboxPayloads } from './inbox-payloads';
@@ -128,6 +130,37 @@ export class InboxAdminRepository {
       where.params,
     );
     return rows.map((r) => ({ id: String(r.id), before: r.before, after: 'pending' as const }));
+  }
+
+  /** Erasure, in the caller's transaction: purges the payloads of `ids`; returns how many held one. */
+  async erasePayloads(tx: EntityManager, ids: string[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    const [rows]: [{ id: string }[], number] = await tx.query(ERASE_PAYLOADS, [ids]);
+    return rows.length;
+  }
+
+  /**
+   * One batch of the erasure scan: stored payloads after `afterId` (of `tenants`, or all),
+   * opened in memory and tested with `matches`; the plaintext leaves this method only as
+   * the verdict. Returns the matching ids and the last id looked at (null: the end).
+   */
+  async payloadsMatching(
+    matches: (tenantId: string, json: string) => boolean,
+    tenants: string[] | null,
+    afterId: string,
+    limit: number,
+  ): Promise<{ ids: string[]; lastId: string | null }> {
+    const rows: (IdentityRow & { payload_text: string | null; payload_sealed: Buffer | null; payload_key_id: string | null })[] =
+      await this.dataSource.query(ERASURE_SCAN, [afterId, limit, tenants]);
+    const ids: string[] = [];
+    for (const row of rows) {
+      const text = row.payload_text ?? (() => {
+        const opened = this.payloads.openSealed(row);
+        return opened.ok ? (opened.payload as string) : null;
+      })();
+      if (text !== null && matches(row.tenant_id, text)) ids.push(String(row.id));
+    }
+    return { ids, lastId: rows.length > 0 ? String(rows[rows.length - 1].id) : null };
   }
 
   async backlog(): Promise<InboxBacklog> {

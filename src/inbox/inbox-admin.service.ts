@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { Actor, AuditService } from '../audit/audit.service';
 import { Clock } from '../common/clock';
 import { ConflictError, NotFoundError } from '../common/errors';
@@ -134,6 +134,23 @@ export class InboxAdminService {
   /** Throttled and best effort: a missed wake only waits for the next poll. */
   private wakeWorkers(): void {
     this.notifications.notify(INBOX_CHANNEL);
+  }
+
+  // ---- Erasure: pieces of the orders module's use case (CustomerErasureService) ----
+
+  /** Purges the payloads of `ids` in the caller's transaction (identity and digest kept); returns how many held one. */
+  erasePayloads(tx: EntityManager, ids: string[]): Promise<number> {
+    return this.repository.erasePayloads(tx, ids);
+  }
+
+  /** One batch of stored payloads (decrypted in memory) tested with `matches`; see InboxAdminRepository. */
+  payloadsMatching(
+    matches: (tenantId: string, json: string) => boolean,
+    tenants: string[] | null,
+    afterId: string,
+    limit: number,
+  ): Promise<{ ids: string[]; lastId: string | null }> {
+    return this.repository.payloadsMatching(matches, tenants, afterId, limit);
   }
 }
 

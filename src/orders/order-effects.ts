@@ -15,6 +15,16 @@ export interface EffectContext {
  * Every field is spelled out: a spread per entry is a measurable share of a
  * drain's CPU.
  */
+/** Every operation key an order's effects may use (the erasure finds its outbox entries by them). */
+export function operationKeysOf(tenantId: string, orderId: string): string[] {
+  return [
+    `erp:order-paid:${tenantId}:${orderId}`,
+    `email:receipt:${tenantId}:${orderId}`,
+    `erp:order-refunded:${tenantId}:${orderId}`,
+    `email:refund:${tenantId}:${orderId}`,
+  ];
+}
+
 export function effectsOf(order: Order, to: OrderStatus, ctx: EffectContext): OutboxWrite[] {
   const { tenantId, id: orderId, totalMinor: amountMinor, currency } = order;
   const { sourceEventId } = ctx;
@@ -39,10 +49,11 @@ export function effectsOf(order: Order, to: OrderStatus, ctx: EffectContext): Ou
     payload: { to: order.customerEmail, template, data: { orderId, amountMinor, currency } },
   });
   switch (to) {
+    // An erased customer (empty address) gets no more e-mail.
     case 'paid':
-      return [erp('paid'), email('receipt')];
+      return order.customerEmail ? [erp('paid'), email('receipt')] : [erp('paid')];
     case 'refunded':
-      return [erp('refunded'), email('refund')];
+      return order.customerEmail ? [erp('refunded'), email('refund')] : [erp('refunded')];
     default:
       return [];
   }

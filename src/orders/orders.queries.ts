@@ -56,3 +56,17 @@ export const RECORD_PAYMENT_ERRORS = `
      SET last_payment_error = v.error, updated_at = now()
     FROM unnest($1::text[], $2::text[], $3::text[]) AS v(tenant_id, id, error)
    WHERE o.tenant_id = v.tenant_id AND o.id = v.id AND o.status = 'awaiting_payment'`;
+
+// ---- Erasure (an operator's use case, CustomerErasureService) ----
+
+/** The orders of one customer by e-mail address, locked in key order. No index: an operator's rare call reads the table once. */
+export const ERASURE_LOCK_BY_EMAIL = `
+  SELECT tenant_id, id FROM orders WHERE lower(customer_email) = lower($1) ORDER BY tenant_id, id FOR UPDATE`;
+
+export const ERASURE_LOCK_ORDER = `SELECT tenant_id, id FROM orders WHERE tenant_id = $1 AND id = $2 FOR UPDATE`;
+
+/** Blanks the e-mail address of the orders; everything else of them (ids, amounts, status) stays. */
+export const ERASE_CUSTOMER_EMAIL = `
+  UPDATE orders o SET customer_email = '', updated_at = now()
+    FROM unnest($1::text[], $2::text[]) AS v(tenant_id, id)
+   WHERE o.tenant_id = v.tenant_id AND o.id = v.id`;

@@ -4,7 +4,17 @@ import { PermanentError } from '../common/errors';
 import { isUniqueViolation } from '../common/database-errors';
 import { queryPreparedIn } from '../database/prepared-statement';
 import { OrderStatus } from './domain/order-state-machine';
-import { INSERT_ORDER, LOCK_ORDERS, RECORD_PAYMENT_ERRORS, SELECT_ORDER, TRANSITION_ORDERS, TRANSITIONS_BY_EVENT } from './orders.queries';
+import {
+  ERASE_CUSTOMER_EMAIL,
+  ERASURE_LOCK_BY_EMAIL,
+  ERASURE_LOCK_ORDER,
+  INSERT_ORDER,
+  LOCK_ORDERS,
+  RECORD_PAYMENT_ERRORS,
+  SELECT_ORDER,
+  TRANSITION_ORDERS,
+  TRANSITIONS_BY_EVENT,
+} from './orders.queries';
 import { CreateOrder, Order } from './orders.types';
 
 interface OrderRow {
@@ -52,6 +62,18 @@ export interface TransitionStep {
 @Injectable()
 export class OrdersRepository {
   constructor(private readonly dataSource: DataSource) {}
+
+  /** Erasure: locks the orders of a customer (by e-mail address, or one order) in `tx`; returns their keys. */
+  async lockForErasure(tx: EntityManager, who: { email: string } | { tenantId: string; orderId: string }): Promise<{ tenantId: string; orderId: string }[]> {
+    const rows: { tenant_id: string; id: string }[] =
+      'email' in who ? await tx.query(ERASURE_LOCK_BY_EMAIL, [who.email]) : await tx.query(ERASURE_LOCK_ORDER, [who.tenantId, who.orderId]);
+    return rows.map((r) => ({ tenantId: r.tenant_id, orderId: r.id }));
+  }
+
+  /** Erasure: blanks the e-mail address of `orders` in `tx`. */
+  async eraseCustomerEmail(tx: EntityManager, orders: { tenantId: string; orderId: string }[]): Promise<void> {
+    await tx.query(ERASE_CUSTOMER_EMAIL, [orders.map((o) => o.tenantId), orders.map((o) => o.orderId)]);
+  }
 
   /** Undefined when an order with this id already exists for the tenant. */
   async insert(o: CreateOrder, tx: EntityManager): Promise<Order | undefined> {

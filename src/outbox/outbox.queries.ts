@@ -119,3 +119,25 @@ export const PRUNE_DELIVERED = `
     DELETE FROM outbox_attempts WHERE outbox_id IN (SELECT id FROM gone)
   )
   SELECT count(*)::int AS n FROM gone`;
+
+// ---- Erasure (an operator's use case in the orders module, in its transaction) ----
+
+/**
+ * Blanks the recipient of the e-mail entries among operation keys $1 (unique index
+ * outbox_operation_key); one not sent yet becomes `dead` with last_error 'erased', so
+ * no message goes out to an erased address. Returns every entry of the keys, e-mail or
+ * not, with its source event: the inbox payloads behind them are erased too.
+ */
+export const ERASE_RECIPIENTS = `
+  WITH entries AS (
+    SELECT id, destination, source_event_id FROM outbox WHERE operation_key = ANY($1::text[]) FOR UPDATE
+  ), blanked AS (
+    UPDATE outbox o
+       SET payload = jsonb_set(o.payload, '{to}', '""'),
+           status = CASE WHEN o.status IN ('pending', 'unresolved') THEN 'dead' ELSE o.status END,
+           last_error = CASE WHEN o.status IN ('pending', 'unresolved') THEN 'erased' ELSE o.last_error END
+      FROM entries e
+     WHERE o.id = e.id AND e.destination = 'email' AND o.payload ? 'to'
+    RETURNING o.id
+  )
+  SELECT e.id, e.source_event_id, (b.id IS NOT NULL) AS blanked FROM entries e LEFT JOIN blanked b ON b.id = e.id`;

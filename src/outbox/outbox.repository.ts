@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { OperationOutcome, OutboxEntry } from './destinations/destination';
-import { CLAIM_OUTBOX, PRUNE_DELIVERED, RECORD_OUTCOMES } from './outbox.queries';
+import { CLAIM_OUTBOX, ERASE_RECIPIENTS, PRUNE_DELIVERED, RECORD_OUTCOMES } from './outbox.queries';
 import { queryPrepared } from '../database/prepared-statement';
 import { OutboxStatus } from './outbox.types';
 
@@ -83,5 +83,15 @@ export class OutboxRepository {
   async pruneDelivered(before: Date, limit: number): Promise<number> {
     const rows: { n: number }[] = await this.dataSource.query(PRUNE_DELIVERED, [before, limit]);
     return rows[0].n;
+  }
+
+  /** Erasure, in the caller's transaction: see ERASE_RECIPIENTS. */
+  async eraseRecipients(tx: EntityManager, operationKeys: string[]): Promise<{ entries: number; blanked: number; sourceEventIds: string[] }> {
+    const rows: { id: string; source_event_id: string | null; blanked: boolean }[] = await tx.query(ERASE_RECIPIENTS, [operationKeys]);
+    return {
+      entries: rows.length,
+      blanked: rows.filter((r) => r.blanked).length,
+      sourceEventIds: [...new Set(rows.flatMap((r) => (r.source_event_id === null ? [] : [String(r.source_event_id)])))],
+    };
   }
 }

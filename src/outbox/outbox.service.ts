@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
 import { OutboxRepository } from './outbox.repository';
 
-/** The outbox as retention sees it (the writer is OutboxWriter; operators use OutboxAdminService). */
+/** The outbox as retention and an erasure see it (the writer is OutboxWriter; operators use OutboxAdminService). */
 @Injectable()
 export class OutboxService {
   constructor(private readonly repository: OutboxRepository) {}
@@ -9,5 +10,14 @@ export class OutboxService {
   /** Retention (maintenance role): one bounded batch of delivered entries older than `before`. */
   pruneDelivered(before: Date, limit: number): Promise<number> {
     return this.repository.pruneDelivered(before, limit);
+  }
+
+  /**
+   * Erasure, in the caller's transaction: blanks the e-mail recipient of the entries
+   * with these operation keys (an unsent one becomes `dead`, 'erased'); returns how
+   * many entries there were and the inbox events they came from.
+   */
+  eraseRecipients(tx: EntityManager, operationKeys: string[]): Promise<{ entries: number; blanked: number; sourceEventIds: string[] }> {
+    return this.repository.eraseRecipients(tx, operationKeys);
   }
 }

@@ -1,0 +1,29 @@
+import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { CustomerErasureService } from '../orders/customer-erasure.service';
+import { AdminPrincipal } from './admin-auth';
+import { AdminAuthGuard } from './admin-auth.guard';
+import { BODY_REASONS, erasureBody, parseOr400 } from './admin.schemas';
+import { ApiAdmin, ApiZodBody } from './api-docs';
+import { CurrentAdmin, Roles } from './roles.decorator';
+
+@ApiTags('admin: erasure')
+@ApiAdmin()
+@UseGuards(AdminAuthGuard)
+@Controller('admin/erasure')
+export class AdminErasureController {
+  constructor(private readonly erasure: CustomerErasureService) {}
+
+  @Post()
+  @HttpCode(200)
+  @Roles('operator')
+  @ApiOperation({
+    summary:
+      "Erase one customer's personal data, by e-mail address or by order: orders' address blanked, e-mail operations' recipient blanked (unsent ones dead), payloads mentioning them purged; identities and digests kept",
+  })
+  @ApiZodBody(erasureBody)
+  erase(@CurrentAdmin() who: AdminPrincipal, @Body() body: unknown) {
+    const { reason, email, tenantId, orderId } = parseOr400(erasureBody, body, 'invalid_body', BODY_REASONS);
+    return this.erasure.erase(email !== undefined ? { email } : { tenantId: tenantId!, orderId: orderId! }, { actor: who, reason });
+  }
+}
