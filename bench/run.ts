@@ -20,6 +20,13 @@ import { StatementShare, StatementStats } from './lib/statements';
 import { runLoad, serialize } from './lib/http-load';
 import { loopbackRoundTrip } from './lib/machine';
 import { CLAIM } from '../src/inbox/inbox.queries';
+import { KeyRing } from '../src/crypto/key-ring';
+import { InboxPayloads } from '../src/inbox/inbox-payloads';
+import { randomBytes } from 'node:crypto';
+
+/** One key ring for the encryption stages: the service gets it as PAYLOAD_KEYS, the drain's seeding seals with it. */
+const BENCH_KEY = { id: 'bench', key: randomBytes(32) };
+const ENCRYPTION_ON = { PAYLOAD_KEYS: `${BENCH_KEY.id}:${BENCH_KEY.key.toString('base64')}` };
 
 const quick = process.argv.includes('--quick');
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
@@ -59,6 +66,8 @@ interface Variant {
   label: string;
   env: Record<string, string>;
   mainJs?: string;
+  /** The drain's backlog is seeded parked and released at once (the encryption stage seals it in between). */
+  parked?: boolean;
 }
 const tracingBench = process.argv.includes('--tracing');
 let collector: FakeCollector | undefined;
@@ -209,7 +218,17 @@ async function workerDrain(server: BenchServer, instances: number, base: number,
     ),
   );
   try {
-    await seedPaymentBacklog(db.url, 1, SIZES.drain);
+    if (variant.parked) {
+      // Parked, sealed when the service has a key ring, then released at once: both variants start alike.
+      await seedPaymentBacklog(db.url, 1, SIZES.drain, 'quarantined');
+      if (variant.env.PAYLOAD_KEYS) await sealBacklog(db.url);
+      await withClient(db.url, async (c) => {
+        await c.query(`UPDATE webhook_inbox SET status = 'pending' WHERE status = 'quarantined'`);
+        await c.query(`SELECT pg_notify('webhook_inbox', NULL)`);
+      });
+    } else {
+      await seedPaymentBacklog(db.url, 1, SIZES.drain);
+    }
     await statements.reset();
     const cpuBefore = { service: services.reduce((t, s) => t + s.cpuMs(), 0), postgres: postgresCpuMs() };
     const seconds = await waitUntilNone(db.url, 'webhook_inbox', ['pending', 'processing']);
@@ -236,6 +255,22 @@ async function workerDrain(server: BenchServer, instances: number, base: number,
     await Promise.all(services.map((s) => s.stop()));
     await db.drop();
   }
+}
+
+/** Seals the seeded backlog's payloads as the accept path would (untimed setup). */
+async function sealBacklog(url: string): Promise<void> {
+  const payloads = new InboxPayloads(new KeyRing([BENCH_KEY]));
+  await withClient(url, async (c) => {
+    const { rows: all } = await c.query(`SELECT id, source_scope, event_id, payload::text AS text FROM webhook_inbox WHERE payload IS NOT NULL`);
+    for (let i = 0; i < all.length; i += 1000) {
+      const chunk = all.slice(i, i + 1000);
+      await c.query(
+        `UPDATE webhook_inbox w SET payload = NULL, payload_sealed = v.sealed, payload_key_id = $3
+           FROM unnest($1::bigint[], $2::bytea[]) AS v(id, sealed) WHERE w.id = v.id`,
+        [chunk.map((r) => r.id), chunk.map((r) => payloads.store(r.source_scope, r.event_id, r.text).payload_sealed), BENCH_KEY.id],
+      );
+    }
+  });
 }
 
 type GraphileMode = 'defaults' | 'batched' | 'business';
@@ -600,7 +635,7 @@ async function main(): Promise<void> {
   });
   try {
     // Throughput stages run in interleaved rounds, each against the baseline of its own round.
-    const throughput = ['ingestion', 'worker', 'drain', 'graphile', 'relay'].some(wanted);
+    const throughput = ['ingestion', 'worker', 'drain', 'graphile', 'relay', 'encryption'].some(wanted);
     for (let pass = 1; throughput && pass <= rounds; pass++) {
       log(`round ${pass}/${rounds}: baseline (pgbench)...`);
       const base = await baseline(server);
@@ -638,6 +673,21 @@ async function main(): Promise<void> {
             notes: `${round(drain / business, 1)}x graphile-worker running the same business transaction as jobs`,
           });
         }
+      }
+      if (wanted('encryption')) {
+        // Payloads at rest: the same stage with and without a key ring, back to back in this round.
+        log('encryption: ingestion off / on...');
+        const ingestOff = await ingestion(server, 'encryption off', {}, base);
+        const ingestOn = await ingestion(server, 'encryption on (PAYLOAD_KEYS, AES-256-GCM)', ENCRYPTION_ON, base);
+        log('encryption: drain off / on...');
+        const drainOff = await workerDrain(server, 1, base, { label: 'encryption off', env: {}, parked: true });
+        const drainOn = await workerDrain(server, 1, base, { label: 'encryption on', env: ENCRYPTION_ON, parked: true });
+        rows.push({
+          stage: 'payload encryption: throughput on / off (ingestion; drain)',
+          value: round(ingestOn / ingestOff, 3),
+          unit: 'x',
+          notes: `ingestion ${round(ingestOn / ingestOff, 3)}x, drain ${round(drainOn / drainOff, 3)}x`,
+        });
       }
       if (wanted('relay')) {
         const rates = new Map<Variant, number>();

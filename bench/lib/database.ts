@@ -66,7 +66,7 @@ export async function seedOrders(url: string, from: number, count: number): Prom
 }
 
 /** Orders awaiting payment and one pending `payment_intent.succeeded` event each, as the worker finds them. */
-export async function seedPaymentBacklog(url: string, from: number, count: number): Promise<void> {
+export async function seedPaymentBacklog(url: string, from: number, count: number, status = 'pending'): Promise<void> {
   await seedOrders(url, from, count);
   await withClient(url, async (c) => {
     await c.query(
@@ -78,9 +78,9 @@ export async function seedPaymentBacklog(url: string, from: number, count: numbe
                 'data', jsonb_build_object('object', jsonb_build_object('id', 'pi_' || g, 'object', 'payment_intent',
                   'amount', 1000, 'amount_received', 1000, 'currency', 'eur',
                   'metadata', jsonb_build_object('order_id', 'o' || g)))),
-              repeat('0', 64), 'bench', 'pending'
+              repeat('0', 64), 'bench', $3
          FROM generate_series($1::int, $2::int) g`,
-      [from, from + count - 1],
+      [from, from + count - 1, status],
     );
     await c.query(`SELECT pg_notify('webhook_inbox', NULL)`);
   });
