@@ -257,6 +257,30 @@ async function workerDrain(server: BenchServer, instances: number, base: number,
   }
 }
 
+/** CPU of sealing and of opening (with the parse the worker needs anyway) one ~1 KB payload, in this process. */
+function sealingCost(): Row {
+  const payloads = new InboxPayloads(new KeyRing([BENCH_KEY]));
+  const json = payload('evt_seal', 'o1');
+  const n = 20_000;
+  const cpu = (f: (i: number) => void) => {
+    for (let i = 0; i < 1000; i++) f(i);
+    const before = process.cpuUsage();
+    for (let i = 0; i < n; i++) f(i);
+    const used = process.cpuUsage(before);
+    return (used.user + used.system) / n;
+  };
+  const sealed = Array.from({ length: n }, (_, i) => payloads.store('acme:stripe:platform:test', `evt_${i}`, json));
+  const seal = cpu((i) => payloads.store('acme:stripe:platform:test', `evt_${i}`, json));
+  const open = cpu((i) => payloads.open({ source_scope: 'acme:stripe:platform:test', event_id: `evt_${i}`, payload: null, ...sealed[i] }));
+  const parse = cpu(() => JSON.parse(json));
+  return {
+    stage: 'payload encryption: CPU per ~1 KB payload (seal; open + parse)',
+    value: round(seal, 1),
+    unit: 'us seal',
+    notes: `open + JSON.parse ${round(open, 1)} us (JSON.parse alone ${round(parse, 1)} us); ${json.length} bytes -> ${sealed[0].payload_sealed!.length} sealed`,
+  };
+}
+
 /** Seals the seeded backlog's payloads as the accept path would (untimed setup). */
 async function sealBacklog(url: string): Promise<void> {
   const payloads = new InboxPayloads(new KeyRing([BENCH_KEY]));
@@ -682,6 +706,7 @@ async function main(): Promise<void> {
         log('encryption: drain off / on...');
         const drainOff = await workerDrain(server, 1, base, { label: 'encryption off', env: {}, parked: true });
         const drainOn = await workerDrain(server, 1, base, { label: 'encryption on', env: ENCRYPTION_ON, parked: true });
+        rows.push(sealingCost());
         rows.push({
           stage: 'payload encryption: throughput on / off (ingestion; drain)',
           value: round(ingestOn / ingestOff, 3),

@@ -1,10 +1,27 @@
-import { createCipheriv, createDecipheriv, createSecretKey, KeyObject, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, KeyObject, randomFillSync } from 'node:crypto';
 import { DataKey } from './key-source';
 
 /** Format of a sealed value: version byte, 12-byte nonce, ciphertext, 16-byte GCM tag. */
 const VERSION = 1;
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
+const HEAD = Buffer.from([VERSION]);
+
+/**
+ * Random nonces drawn from the CSPRNG a pool at a time: one randomBytes(12) per
+ * value cost 5 us on a loaded 2-core machine, a third of a seal. Each nonce is
+ * copied into its sealed value before the pool is refilled.
+ */
+const noncePool = Buffer.alloc(NONCE_BYTES * 1024);
+let nonceOffset = noncePool.length;
+
+function nextNonce(): Buffer {
+  if (nonceOffset === noncePool.length) {
+    randomFillSync(noncePool);
+    nonceOffset = 0;
+  }
+  return noncePool.subarray(nonceOffset, (nonceOffset += NONCE_BYTES));
+}
 
 export interface Sealed {
   keyId: string;
@@ -58,21 +75,20 @@ export class KeyRing {
     return this.keys.has(keyId);
   }
 
-  /** Seals `plaintext` for `context` with the current key. */
-  seal(plaintext: Buffer | string, context: string): Sealed {
+  /** Seals `plaintext` for `context` (the fields naming what it belongs to) with the current key. */
+  seal(plaintext: Buffer | string, context: readonly string[]): Sealed {
     const keyId = this.currentId;
     if (keyId === undefined) throw new Error('no payload key ring: nothing can be sealed');
-    const nonce = randomBytes(NONCE_BYTES);
+    const nonce = nextNonce();
     const cipher = createCipheriv('aes-256-gcm', this.keys.get(keyId)!, nonce);
     cipher.setAAD(associatedData(context, keyId));
-    const head = Buffer.from([VERSION]);
-    const body = cipher.update(typeof plaintext === 'string' ? Buffer.from(plaintext, 'utf8') : plaintext);
+    const body = typeof plaintext === 'string' ? cipher.update(plaintext, 'utf8') : cipher.update(plaintext);
     const last = cipher.final();
-    return { keyId, sealed: Buffer.concat([head, nonce, body, last, cipher.getAuthTag()]) };
+    return { keyId, sealed: Buffer.concat([HEAD, nonce, body, last, cipher.getAuthTag()]) };
   }
 
   /** Opens a value sealed for `context` under `keyId`; throws UnknownKeyError or SealBrokenError. */
-  open(keyId: string, sealed: Buffer, context: string): Buffer {
+  open(keyId: string, sealed: Buffer, context: readonly string[]): Buffer {
     const key = this.keys.get(keyId);
     if (!key) throw new UnknownKeyError(keyId);
     if (sealed.length < 1 + NONCE_BYTES + TAG_BYTES || sealed[0] !== VERSION) throw new SealBrokenError();
@@ -80,14 +96,16 @@ export class KeyRing {
     decipher.setAAD(associatedData(context, keyId));
     decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
     try {
-      return Buffer.concat([decipher.update(sealed.subarray(1 + NONCE_BYTES, sealed.length - TAG_BYTES)), decipher.final()]);
+      const plain = decipher.update(sealed.subarray(1 + NONCE_BYTES, sealed.length - TAG_BYTES));
+      decipher.final(); // checks the tag; GCM has no trailing block
+      return plain;
     } catch {
       throw new SealBrokenError();
     }
   }
 }
 
-/** Context and key id, length-prefixed by JSON so no two pairs encode alike. */
-function associatedData(context: string, keyId: string): Buffer {
-  return Buffer.from(JSON.stringify([context, keyId]), 'utf8');
+/** The context's fields and the key id as a JSON array: no two tuples encode alike. */
+function associatedData(context: readonly string[], keyId: string): Buffer {
+  return Buffer.from(JSON.stringify([...context, keyId]), 'utf8');
 }

@@ -15,8 +15,8 @@ export type PayloadUnreadable = 'payload_decryption_failed' | 'payload_key_unkno
 export type OpenedPayload = { ok: true; payload: unknown } | { ok: false; reason: PayloadUnreadable; message: string };
 
 /** What the row a sealed payload belongs to is known by before its insert: its identity. */
-function context(sourceScope: string, eventId: string): string {
-  return JSON.stringify(['webhook_inbox.payload', sourceScope, eventId]);
+function context(sourceScope: string, eventId: string): string[] {
+  return ['webhook_inbox.payload', sourceScope, eventId];
 }
 
 /**
