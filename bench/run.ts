@@ -271,7 +271,7 @@ function sealingCost(): Row {
   };
   const sealed = Array.from({ length: n }, (_, i) => payloads.store('acme:stripe:platform:test', `evt_${i}`, json));
   const seal = cpu((i) => payloads.store('acme:stripe:platform:test', `evt_${i}`, json));
-  const open = cpu((i) => payloads.open({ source_scope: 'acme:stripe:platform:test', event_id: `evt_${i}`, payload: null, ...sealed[i] }));
+  const open = cpu((i) => payloads.open({ source_scope: 'acme:stripe:platform:test', event_id: `evt_${i}`, ...sealed[i] }));
   const parse = cpu(() => JSON.parse(json));
   return {
     stage: 'payload encryption: CPU per ~1 KB payload (seal; open + parse)',
