@@ -95,6 +95,11 @@ describe('loadConfig', () => {
     ['duplicate endpoint ids', [stripe(), stripe()], /duplicate endpoint id "stripe-acme"/],
     ['a secret with both env and value', [stripe({ secrets: [{ label: 'k', env: 'A', value: 'b' }] })], /exactly one/],
     ['an unknown field', [stripe({ tolerance: 10 })], /endpoints\.0/],
+    [
+      'two secrets with one label (the label is the evidence of which secret verified)',
+      [stripe({ secrets: [{ label: 'k', env: 'STRIPE_SECRET_ACME' }, { label: 'k', value: 'whsec_other' }] })],
+      /endpoints\.0\.secrets\.1: duplicate secret label "k"/,
+    ],
   ])('refuses an endpoints file with %s', (_name, endpoints, pattern) => {
     expect(errorOf(() => load({}, endpoints))).toMatch(pattern);
   });
