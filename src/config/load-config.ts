@@ -178,10 +178,16 @@ function loadEndpoints(file: string, env: Env, production: boolean, limits: ApiL
     if (endpoints.has(e.id)) {
       throw new ConfigError(`WEBHOOK_ENDPOINTS_FILE: ${file}: endpoints.${index}.id: duplicate endpoint id "${e.id}"`);
     }
+    const labels = new Set<string>();
     const secrets = e.secrets.map((s, i) => {
       if (s.label === API_VERIFIED_WITH) {
         throw new ConfigError(`WEBHOOK_ENDPOINTS_FILE: ${file}: endpoints.${index}.secrets.${i}: the label "api" is reserved for events read from the provider's API`);
       }
+      // The label is stored as the evidence of which secret verified an event: it must name one secret.
+      if (labels.has(s.label)) {
+        throw new ConfigError(`WEBHOOK_ENDPOINTS_FILE: ${file}: endpoints.${index}.secrets.${i}: duplicate secret label "${s.label}"`);
+      }
+      labels.add(s.label);
       if (production && s.value !== undefined) {
         throw new ConfigError(
           `WEBHOOK_ENDPOINTS_FILE: ${file}: endpoints.${index}.secrets.${i}: an inline "value" is for development; in production name an environment variable ("env")`,

@@ -1,5 +1,5 @@
 import { EndpointConfig } from '../../config/app-config';
-import { BadRequestError, UnauthorizedError } from '../../common/errors';
+import { UnauthorizedError } from '../../common/errors';
 import { hmacSha256, safeEqual } from './hmac';
 import {
   header,
@@ -41,7 +41,8 @@ export class StandardWebhooksProvider implements WebhookProvider {
 
     const id = h('id');
     const timestamp = h('timestamp');
-    if (id === undefined) throw new BadRequestError('missing_event_id', 'webhook-id header is missing');
+    // The id is signed content: without it no signature can verify, so it is an authentication failure.
+    if (id === undefined) throw new UnauthorizedError('missing_event_id', 'webhook-id header is missing');
     if (!timestamp || !/^\d{1,12}$/.test(timestamp)) {
       throw new UnauthorizedError('invalid_timestamp', 'webhook-timestamp is missing or not a number');
     }
