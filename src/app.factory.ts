@@ -55,8 +55,10 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   }
   app.use('/console', consoleRouter(consoleDir()));
   app.useGlobalFilters(new HttpExceptionFilter());
-  setupOpenApi(app);
-  mountWebhookRoute(app);
+  if (config.roles.has('api')) {
+    setupOpenApi(app);
+    mountWebhookRoute(app);
+  }
   app.enableShutdownHooks();
   return app;
 }

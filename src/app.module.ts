@@ -21,6 +21,9 @@ import { TracingModule } from './tracing/tracing.module';
 @Module({})
 export class AppModule {
   static forRoot(config: AppConfig, clock?: Clock, spanExporter?: SpanExporter): DynamicModule {
+    // Without `api` the webhook route and the admin API do not exist at all (404), not merely
+    // refuse: a worker-only instance often sits outside the load balancer and its WAF.
+    const api = config.roles.has('api') ? [IngestionModule, AdminModule] : [];
     return {
       module: AppModule,
       imports: [
@@ -31,14 +34,13 @@ export class AppModule {
         DatabaseModule,
         CryptoModule,
         ObservabilityModule,
-        IngestionModule,
         InboxModule,
         OrdersModule,
         OutboxModule,
-        AdminModule,
         ReconciliationModule,
         RetentionModule,
         MonitoringModule,
+        ...api,
       ],
     };
   }
