@@ -232,6 +232,20 @@ describe('Receipt: POST /webhooks/:endpointId (scenarios 1-5, 7-9, 11, 12, 12a)'
     expect(row).toMatchObject({ status: 'ignored', status_reason: 'unexpected_source', source_scope: 'acme:stripe:platform:live' });
   });
 
+  it('stores the verified source facts with the row (a replay re-checks `expect` on them)', async () => {
+    await post('stripe-acme', signStripe(stripeEvent({ id: 'evt_facts', account: 'acct_1' }), STRIPE_SECRET));
+    await post('github-acme', signGithub({}, GITHUB_SECRET, 'd-facts'));
+    await post('shopify-acme', signShopify({ id: 1 }, SHOPIFY_SECRET, 'e-facts'));
+    await post('standard-acme', signStandard({ type: 'invoice.paid' }, STANDARD_SECRET, 'msg_facts'));
+    const rows = await inbox();
+    expect(Object.fromEntries(rows.map((r) => [r.provider, r.source_facts]))).toEqual({
+      stripe: { account: 'acct_1', livemode: false },
+      github: { hookId: '123' },
+      shopify: { shopDomain: 'acme.myshopify.com' },
+      standard: {},
+    });
+  });
+
   it('accepts Standard Webhooks signed by the reference library and Shopify webhooks', async () => {
     const std = signStandard({ type: 'invoice.paid', data: {} }, STANDARD_SECRET, 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W');
     expect((await post('standard-acme', std)).body).toEqual({ status: 'accepted', eventId: 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W' });
