@@ -3,7 +3,7 @@
  * Each claim query is matched by a partial index of the initial migration.
  */
 
-export const ACCEPT_PARAMS_PER_ROW = 14;
+export const ACCEPT_PARAMS_PER_ROW = 15;
 
 /**
  * A payload is stored clear (`payload` jsonb) or sealed (`payload_sealed` under
@@ -26,12 +26,12 @@ export function acceptMany(rows: number): string {
   const values = Array.from({ length: rows }, (_, row) => {
     const p = (column: number) => `$${row * ACCEPT_PARAMS_PER_ROW + column}`;
     return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}::jsonb, ${p(8)}, ${p(9)}, ${p(10)}::text, ${p(11)},
-      CASE WHEN ${p(10)}::text = 'ignored' THEN now() END, ${p(12)}::bytea, ${p(13)}, ${p(14)})`;
+      CASE WHEN ${p(10)}::text = 'ignored' THEN now() END, ${p(12)}::bytea, ${p(13)}, ${p(14)}, ${p(15)}::jsonb)`;
   });
   return `
   INSERT INTO webhook_inbox AS i
     (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload,
-     payload_sha256, verified_with, status, status_reason, completed_at, payload_sealed, payload_key_id, trace_context)
+     payload_sha256, verified_with, status, status_reason, completed_at, payload_sealed, payload_key_id, trace_context, source_facts)
   VALUES ${values.join(',\n    ')}
   ON CONFLICT (source_scope, event_id) DO UPDATE
     SET deliveries = i.deliveries + 1,

@@ -78,6 +78,7 @@ export class InboxRepository {
         stored.payload_sealed,
         stored.payload_key_id,
         r.traceContext ?? null,
+        JSON.stringify(r.sourceFacts),
       ];
     });
     // One prepared statement per batch size.

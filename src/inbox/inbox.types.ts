@@ -7,6 +7,9 @@ export const INBOX_CHANNEL = 'webhook_inbox';
 
 export type InboxStatus = 'pending' | 'processing' | 'done' | 'ignored' | 'quarantined';
 
+/** Verified facts about an event's sender (Stripe account and mode, GitHub hook id, ...), keyed as `expect` is. */
+export type SourceFacts = Readonly<Record<string, string | boolean | number | undefined>>;
+
 export interface AcceptRequest {
   sourceScope: string;
   eventId: string;
@@ -18,6 +21,8 @@ export interface AcceptRequest {
   payloadJson: string;
   payloadSha256: string;
   verifiedWith: string;
+  /** The verified facts about the sender that `expect` was checked against (a replay checks them again). */
+  sourceFacts: SourceFacts;
   /** `ignored` for a verified event this endpoint does not act on. */
   status: 'pending' | 'ignored';
   statusReason?: string;

@@ -162,6 +162,7 @@ export class IngestionService {
         payloadJson: endpoint.omit ? omitPaths(text, endpoint.omit) : text,
         payloadSha256,
         verifiedWith: event.verifiedWith,
+        sourceFacts: event.source,
         status: ignoredReason ? 'ignored' : 'pending',
         statusReason: ignoredReason,
         traceContext: span ? traceparentOf(span) : null,
