@@ -131,3 +131,12 @@ export interface AppConfig {
 
 /** Injection token for AppConfig (an interface has no runtime class). */
 export const APP_CONFIG = Symbol('APP_CONFIG');
+
+/**
+ * How far this instance's clock may be off PostgreSQL's (and so off another instance's):
+ * a quarter of the shortest lease. The start refuses more (ClockSkewCheck); whoever
+ * keeps a lease's promise subtracts it, since another instance may see the lease end early.
+ */
+export function clockSkewAllowanceMs(config: Pick<AppConfig, 'worker' | 'relay'>): number {
+  return Math.min(config.worker.leaseMs, config.relay.leaseMs) / 4;
+}

@@ -62,6 +62,7 @@ describe('loadConfig', () => {
     [{ WORKER_MAX_ATTEMPTS: '0' }, /^WORKER_MAX_ATTEMPTS: /],
     [{ RELAY_TIMEOUT_MS: '1.5' }, /^RELAY_TIMEOUT_MS: /],
     [{ RELAY_TIMEOUT_MS: '30000' }, /^RELAY_LEASE_MS: must be more than twice RELAY_TIMEOUT_MS/],
+    [{ RELAY_TIMEOUT_MS: '25000' }, /^RELAY_LEASE_MS: must be more than twice RELAY_TIMEOUT_MS \(25000\) plus a quarter/],
     [{ ROLES: 'api,cron' }, /^ROLES: unknown role "cron"/],
     [{ ERP_URL: 'not a url' }, /^ERP_URL: /],
     [{ ADMIN_TOKENS: 'alice:admin:0123456789abcdef' }, /^ADMIN_TOKENS: entry 1 has no role/],

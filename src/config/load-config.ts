@@ -312,9 +312,12 @@ export function loadConfig(env: Env): AppConfig {
 
   const relayTimeoutMs = int('RELAY_TIMEOUT_MS', env, 10000, 10);
   const relayLeaseMs = int('RELAY_LEASE_MS', env, 60000, 100);
-  if (relayLeaseMs <= 2 * relayTimeoutMs) {
-    // A round must be able to query an outcome and resend within one lease.
-    throw new ConfigError(`RELAY_LEASE_MS: must be more than twice RELAY_TIMEOUT_MS (${relayTimeoutMs})`);
+  if ((relayLeaseMs * 3) / 4 <= 2 * relayTimeoutMs) {
+    // A round must be able to query an outcome and resend within one lease, less the clock
+    // skew another instance may have (up to a quarter of the lease).
+    throw new ConfigError(
+      `RELAY_LEASE_MS: must be more than twice RELAY_TIMEOUT_MS (${relayTimeoutMs}) plus a quarter of itself (the clock skew allowance)`,
+    );
   }
 
   return {

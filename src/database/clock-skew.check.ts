@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { APP_CONFIG, AppConfig, clockSkewAllowanceMs } from '../config/app-config';
 
 /**
  * Leases and retry times are written with this instance's clock and read by
@@ -23,7 +23,7 @@ export class ClockSkewCheck implements OnApplicationBootstrap {
     const after = this.clock.now().getTime();
     // Compared at the middle of the round trip; the round trip itself is the error bar.
     const skewMs = Math.round((before + after) / 2 - now.getTime());
-    const allowedMs = Math.max(after - before, Math.min(this.config.worker.leaseMs, this.config.relay.leaseMs) / 4);
+    const allowedMs = Math.max(after - before, clockSkewAllowanceMs(this.config));
     if (Math.abs(skewMs) > allowedMs) {
       throw new Error(
         `clock skew: this host's clock is ${Math.abs(skewMs)} ms ${skewMs > 0 ? 'ahead of' : 'behind'} PostgreSQL's; ` +

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { APP_CONFIG, AppConfig, clockSkewAllowanceMs } from '../config/app-config';
 import { Clock } from '../common/clock';
 import { RelayMetrics } from './relay.metrics';
 import { traceparentOf } from '../tracing/tracing';
@@ -71,11 +71,16 @@ export class OutboxRelay {
   async runOnce(): Promise<number> {
     // A token per round, not per instance: two overlapping rounds must not pass each other's fence.
     const lease = `${this.relayId}:${++this.rounds}`;
-    const entries = await this.repository.claim(lease, this.clock.now(), this.config.relay.leaseMs, RELAY_BATCH_SIZE);
+    const claimedAt = this.clock.now();
+    const entries = await this.repository.claim(lease, claimedAt, this.config.relay.leaseMs, RELAY_BATCH_SIZE);
     if (entries.length === 0) return 0;
-    // Past this point a request could still be in flight when the lease ends and another relay
-    // sends the same entry: what has not started by then waits for the next round instead.
-    const sendBy = this.clock.now().getTime() + this.config.relay.leaseMs - 2 * this.config.relay.timeoutMs;
+    // Past this point a request (an outcome query and a send) could still be in flight when another
+    // relay takes the lease over, and it would send the same entry: what has not started by then waits
+    // for the next round instead. From the claim's own lease end (its locked_until), not from when the
+    // claim returned, which includes the wait for a pooled connection; less the skew of the other
+    // relay's clock, which may see the lease end that much early.
+    const sendBy =
+      claimedAt.getTime() + this.config.relay.leaseMs - clockSkewAllowanceMs(this.config) - 2 * this.config.relay.timeoutMs;
     const trace = this.traces.begin(entries);
     try {
       const outcomes = await Promise.all(
