@@ -1,0 +1,213 @@
+import { connect, Socket } from 'node:net';
+import request from 'supertest';
+import { Client } from 'pg';
+import { signStripe, stripeEvent } from '../support/signers';
+import { createTestDatabase, TestDatabase } from '../support/test-database';
+import { startTestApp, TestApp } from '../support/test-app';
+import { waitFor } from '../support/wait-for';
+
+const SECRET = 'whsec_intake_limits_secret';
+const endpoints = [{ id: 'stripe-acme', provider: 'stripe', tenantId: 'acme', secrets: [{ label: 'k1', value: SECRET }] }];
+
+/** A raw connection: what it received and whether the server closed it. */
+interface Raw {
+  socket: Socket;
+  received: () => string;
+  closed: () => boolean;
+}
+
+function open(url: string): Promise<Raw> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    let text = '';
+    let closed = false;
+    const socket = connect(Number(port), hostname, () => resolve({ socket, received: () => text, closed: () => closed }));
+    socket.on('data', (d) => (text += d.toString('latin1')));
+    socket.on('close', () => (closed = true));
+    socket.on('error', (e) => (closed ? undefined : reject(e)));
+  });
+}
+
+/** The head of a signed webhook request, its body not sent. */
+function head(signed: { headers: Record<string, string>; body: string }): string {
+  const lines = Object.entries(signed.headers).map(([k, v]) => `${k}: ${v}`);
+  return [`POST /webhooks/stripe-acme HTTP/1.1`, 'Host: x', ...lines, `Content-Length: ${Buffer.byteLength(signed.body)}`, '', ''].join('\r\n');
+}
+
+const post = (t: TestApp, signed: { headers: Record<string, string>; body: string }) =>
+  request(t.url).post('/webhooks/stripe-acme').set(signed.headers).send(signed.body);
+
+/** Everything before authentication is bounded: deadlines, bytes buffered, connections, the accept queue. */
+describe('Intake limits before authentication', () => {
+  let db: TestDatabase;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+  beforeEach(async () => {
+    await db.query('TRUNCATE webhook_inbox');
+  });
+
+  describe('deadlines', () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await startTestApp({ databaseUrl: db.url, endpoints, env: { HTTP_HEADERS_TIMEOUT_MS: '300', HTTP_BODY_TIMEOUT_MS: '800' } });
+    });
+    afterAll(async () => t?.close());
+
+    it('headers trickling past the header deadline: 408 and the connection closed', async () => {
+      const raw = await open(t.url);
+      raw.socket.write('POST /webhooks/stripe-acme HTTP/1.1\r\nHost: x\r\n');
+      const trickle = setInterval(() => raw.socket.writable && raw.socket.write('X-A: b\r\n'), 100);
+      try {
+        await waitFor('the server to close a connection whose headers never end', async () => raw.closed(), 5000);
+      } finally {
+        clearInterval(trickle);
+      }
+      expect(raw.received()).toMatch(/^HTTP\/1\.1 408/);
+    });
+
+    it('a body trickling past the body deadline: 408 or closed, nothing written', async () => {
+      const signed = signStripe(stripeEvent({ id: 'evt_slow_body' }), SECRET);
+      const raw = await open(t.url);
+      raw.socket.write(head(signed));
+      let sent = 0;
+      const trickle = setInterval(() => raw.socket.writable && sent < signed.body.length - 1 && raw.socket.write(signed.body[sent++]), 50);
+      try {
+        await waitFor('the server to close a connection whose body never ends', async () => raw.closed(), 5000);
+      } finally {
+        clearInterval(trickle);
+      }
+      expect(raw.received()).not.toMatch(/^HTTP\/1\.1 200/);
+      expect(await db.query('SELECT id FROM webhook_inbox')).toEqual([]);
+    });
+  });
+
+  describe('bytes buffered and connections', () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await startTestApp({ databaseUrl: db.url, endpoints, env: { INGEST_BUFFER_MAX_BYTES: '2000', HTTP_MAX_CONNECTIONS: '4' } });
+    });
+    afterAll(async () => t?.close());
+
+    it('past the bytes buffered across webhook requests in flight: 503 with Retry-After, nothing written', async () => {
+      const big = signStripe(stripeEvent({ id: 'evt_big', padding: 'x'.repeat(1950) }), SECRET);
+      const raw = await open(t.url);
+      raw.socket.write(head(big) + big.body.slice(0, 1900));
+      try {
+        await waitFor('the server to buffer the first 1,900 bytes', async () => (await gauge(t, 'webhook_intake_buffered_bytes')) >= 1900);
+        const res = await post(t, signStripe(stripeEvent({ id: 'evt_small' }), SECRET));
+        expect(res.status).toBe(503);
+        expect(res.body.reason).toBe('intake_busy');
+        expect(res.headers['retry-after']).toBeDefined();
+        expect(await db.query('SELECT id FROM webhook_inbox')).toEqual([]);
+      } finally {
+        raw.socket.destroy();
+      }
+      // Released with the request: the next one is accepted.
+      await waitFor('the budget to be given back', async () => (await post(t, signStripe(stripeEvent(), SECRET))).status === 200);
+    });
+
+    it('past the connection cap: 503 with Retry-After on the extra connection', async () => {
+      const idle = await Promise.all([1, 2, 3, 4].map(() => open(t.url)));
+      try {
+        const extra = await open(t.url);
+        extra.socket.write('GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n');
+        await waitFor('an answer on the extra connection', async () => extra.received().includes('\r\n\r\n'), 5000);
+        expect(extra.received()).toMatch(/^HTTP\/1\.1 503/);
+        expect(extra.received()).toMatch(/\r\nRetry-After: \d+\r\n/i);
+        extra.socket.destroy();
+      } finally {
+        for (const r of idle) r.socket.destroy();
+      }
+      await waitFor('connections to be given back', async () => (await request(t.url).get('/health/live')).status === 200);
+    });
+  });
+
+  describe('the accept queue', () => {
+    let t: TestApp;
+    let locker: Client;
+    beforeAll(async () => {
+      t = await startTestApp({
+        databaseUrl: db.url,
+        endpoints,
+        env: { INGEST_FLUSHERS: '1', INGEST_BATCH_MAX: '1', INGEST_QUEUE_MAX: '2', INGEST_QUEUE_WAIT_MS: '1500' },
+      });
+      locker = new Client({ connectionString: db.url });
+      await locker.connect();
+    });
+    afterAll(async () => {
+      await locker?.end();
+      await t?.close();
+    });
+
+    /** Holds a lock every accept statement waits for: commits stall, as on a slow database. */
+    async function stallCommits(): Promise<() => Promise<void>> {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE webhook_inbox IN EXCLUSIVE MODE');
+      return async () => void (await locker.query('ROLLBACK'));
+    }
+
+    const rows = () => db.query<{ event_id: string }>('SELECT event_id FROM webhook_inbox ORDER BY event_id');
+
+    it('is bounded: a request past the queue is 503 at once, and a waiter past its deadline is 503, never 200 without a commit', async () => {
+      const release = await stallCommits();
+      const signed = ['evt_q1', 'evt_q2', 'evt_q3', 'evt_q4'].map((id) => signStripe(stripeEvent({ id }), SECRET));
+      try {
+        // evt_q1 is in the (stalled) flush, evt_q2 and evt_q3 fill the queue.
+        const first = [post(t, signed[0]), post(t, signed[1]), post(t, signed[2])].map((p) => p.then((r) => r));
+        await waitFor('the queue to fill', async () => (await gauge(t, 'webhook_intake_queued')) >= 2);
+        const over = await post(t, signed[3]);
+        expect(over.status).toBe(503);
+        expect(over.body.reason).toBe('intake_busy');
+        expect(over.headers['retry-after']).toBeDefined();
+        // The others wait past INGEST_QUEUE_WAIT_MS while the commit stalls: 503, never 200.
+        for (const res of await Promise.all(first)) {
+          expect(res.status).toBe(503);
+          expect(res.headers['retry-after']).toBeDefined();
+        }
+      } finally {
+        await release();
+      }
+      // Committed or not, never half: the provider's retries find each event exactly once.
+      for (const s of signed) {
+        const retry = await post(t, s);
+        expect(retry.status).toBe(200);
+      }
+      expect((await rows()).map((r) => r.event_id)).toEqual(['evt_q1', 'evt_q2', 'evt_q3', 'evt_q4']);
+    });
+
+    it('a client that disconnects while its commit waits changes nothing about what is committed', async () => {
+      const release = await stallCommits();
+      const signed = signStripe(stripeEvent({ id: 'evt_gone' }), SECRET);
+      const raw = await open(t.url);
+      try {
+        raw.socket.write(head(signed) + signed.body);
+        await waitFor('the request to reach the accept statement', async () => (await waitingAccepts(db)) > 0);
+        raw.socket.destroy();
+      } finally {
+        await release();
+      }
+      await waitFor('the event to be committed', async () => (await rows()).length === 1);
+      expect(await rows()).toEqual([{ event_id: 'evt_gone' }]);
+    });
+  });
+});
+
+/** A gauge of the app's /metrics (0 when absent). */
+async function gauge(t: TestApp, name: string): Promise<number> {
+  const text = (await request(t.url).get('/metrics')).text;
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line ? Number(line.split(' ')[1]) : 0;
+}
+
+/** Accept statements blocked on a lock. */
+async function waitingAccepts(db: TestDatabase): Promise<number> {
+  const [{ n }] = await db.query(
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO webhook_inbox%'`,
+  );
+  return n;
+}
