@@ -13,6 +13,7 @@ import { pinoLoggerModule } from './observability/logging';
 import { setupOpenApi } from './openapi';
 import { consoleDir, consoleRouter } from './console/console-static';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { applyHttpServerLimits } from './http-server-limits';
 
 export interface CreateAppOptions {
   /** 'pino': JSON lines through nestjs-pino (production); tests pass a capturing LoggerService. */
@@ -55,6 +56,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   }
   app.use('/console', consoleRouter(consoleDir()));
   app.useGlobalFilters(new HttpExceptionFilter());
+  applyHttpServerLimits(app.getHttpServer() as Server, config.http);
   if (config.roles.has('api')) {
     setupOpenApi(app);
     mountWebhookRoute(app);

@@ -58,6 +58,17 @@ export class ServiceUnavailableError extends AppError {
   }
 }
 
+/**
+ * A bound on what strangers may hold before authentication was reached (connections,
+ * bytes buffered, the accept queue): the sender retries after a short pause.
+ * `closeConnection` when the request's body was left unread.
+ */
+export class BusyError extends AppError {
+  constructor(reason = 'intake_busy', retryAfterSeconds = 1, closeConnection = false) {
+    super(503, reason, 'too busy: retry shortly', closeConnection ? { 'Retry-After': String(retryAfterSeconds), Connection: 'close' } : { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+
 /** A failure worth retrying later (the worker backs off). */
 export class TransientError extends Error {
   constructor(message: string) {

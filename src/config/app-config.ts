@@ -115,6 +115,14 @@ export interface AppConfig {
   roles: ReadonlySet<Role>;
   /** Ingestion group commit: rows per statement, wait for company, concurrent flushes. */
   ingestBatch: { maxBatch: number; maxWaitMs: number; maxInFlight: number };
+  /**
+   * What a stranger can hold before authentication: the accept queue (waiters past
+   * `queueMax` or waiting longer than `queueWaitMs` get 503) and the bytes buffered
+   * across all webhook requests in flight.
+   */
+  intake: { queueMax: number; queueWaitMs: number; bufferMaxBytes: number };
+  /** HTTP server bounds: the headers and the whole request must arrive in time; open connections are capped. */
+  http: { headersTimeoutMs: number; bodyTimeoutMs: number; maxConnections: number };
   worker: { pollMs: number; leaseMs: number; maxAttempts: number };
   retry: RetryPolicy;
   relay: { pollMs: number; timeoutMs: number; leaseMs: number; maxAttempts: number };

@@ -267,6 +267,17 @@ function loadPayloadKeys(env: Env): PayloadKeyConfig[] | undefined {
   return parsePayloadKeys(text, `PAYLOAD_KEYS_FILE: ${file}`);
 }
 
+/** Node's defaults (60 s for the headers, 300 s for the request) would let a trickling stranger hold a connection for minutes. */
+function httpLimits(env: Env): AppConfig['http'] {
+  const headersTimeoutMs = int('HTTP_HEADERS_TIMEOUT_MS', env, 10_000, 100, 60_000);
+  const bodyTimeoutMs = int('HTTP_BODY_TIMEOUT_MS', env, 30_000, 100, 300_000);
+  if (bodyTimeoutMs < headersTimeoutMs) {
+    // The body deadline counts from the request's start, headers included.
+    throw new ConfigError(`HTTP_BODY_TIMEOUT_MS: must be at least HTTP_HEADERS_TIMEOUT_MS (${headersTimeoutMs})`);
+  }
+  return { headersTimeoutMs, bodyTimeoutMs, maxConnections: int('HTTP_MAX_CONNECTIONS', env, 4096, 1, 1_000_000) };
+}
+
 const logLevelSchema = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
 /**
@@ -331,6 +342,12 @@ export function loadConfig(env: Env): AppConfig {
     generatedAdminToken,
     destinations: loadDestinationVariables(env, relayTimeoutMs),
     roles: parseRoles(env),
+    intake: {
+      queueMax: int('INGEST_QUEUE_MAX', env, 4096, 1, 1_000_000),
+      queueWaitMs: int('INGEST_QUEUE_WAIT_MS', env, 8000, 10, 60_000),
+      bufferMaxBytes: int('INGEST_BUFFER_MAX_BYTES', env, 128 * 1024 * 1024, 1024, 16 * 1024 * 1024 * 1024),
+    },
+    http: httpLimits(env),
     ingestBatch: {
       maxBatch: int('INGEST_BATCH_MAX', env, 128, 1, 1000),
       maxWaitMs: int('INGEST_BATCH_WAIT_MS', env, 0, 0, 100),

@@ -1,4 +1,4 @@
-import { GroupCommit } from './group-commit';
+import { GroupCommit, QueueFullError, WaitExpiredError } from './group-commit';
 
 function deferred<T>() {
   let resolve!: (v: T) => void;
@@ -65,5 +65,40 @@ describe('GroupCommit', () => {
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
     fail = false;
     expect(await group.submit(4)).toBe(4);
+  });
+
+  it('refuses past queueMax at once, and drops a queued item at its deadline so it is never flushed', async () => {
+    jest.useFakeTimers();
+    try {
+      const flushed: number[] = [];
+      const gate = deferred<void>();
+      const group = new GroupCommit<number, number>({
+        maxBatch: 1,
+        maxWaitMs: 0,
+        maxInFlight: 1,
+        queueMax: 1,
+        waiterDeadlineMs: 100,
+        key: String,
+        flush: async (items) => {
+          flushed.push(...items);
+          await gate.promise;
+          return items;
+        },
+      });
+      const inFlight = group.submit(0);
+      jest.advanceTimersByTime(0);
+      await Promise.resolve();
+      const queued = group.submit(1);
+      await expect(group.submit(2)).rejects.toBeInstanceOf(QueueFullError);
+      jest.advanceTimersByTime(100);
+      await expect(queued).rejects.toEqual(new WaitExpiredError(true));
+      await expect(inFlight).rejects.toEqual(new WaitExpiredError(false));
+      gate.resolve();
+      await jest.runAllTimersAsync();
+      expect(flushed).toEqual([0]);
+      expect(group.queued).toBe(0);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });

@@ -5,6 +5,13 @@ export interface GroupCommitOptions<T, R> {
   maxWaitMs: number;
   /** Flushes in flight at once: while they run, new items gather into the next batch. */
   maxInFlight: number;
+  /** Most items waiting for a flush; past it `submit` rejects at once with QueueFullError. */
+  queueMax?: number;
+  /**
+   * Longest an item's submitter waits for its answer; then it gets WaitExpiredError. An item still
+   * queued is dropped (never committed); one already in a flush may still commit.
+   */
+  waiterDeadlineMs?: number;
   /** Items with the same key never share a batch (a statement may not touch one row twice). */
   key: (item: T) => string;
   /** Commits the items together and answers each, in order. Rejecting fails every item of the batch. */
@@ -15,6 +22,20 @@ interface Waiter<T, R> {
   item: T;
   resolve: (result: R) => void;
   reject: (error: unknown) => void;
+}
+
+/** The queue holds `queueMax` items: nothing of this one was sent. */
+export class QueueFullError extends Error {
+  constructor() {
+    super('group commit queue full');
+  }
+}
+
+/** The submitter waited `waiterDeadlineMs`: the item was either dropped from the queue or its flush had not answered yet. */
+export class WaitExpiredError extends Error {
+  constructor(readonly queued: boolean) {
+    super(queued ? 'dropped from the group commit queue' : 'group commit flush did not answer in time');
+  }
 }
 
 /**
@@ -31,9 +52,33 @@ export class GroupCommit<T, R> {
 
   constructor(private readonly options: GroupCommitOptions<T, R>) {}
 
+  /** Items waiting for a flush (not those in one). */
+  get queued(): number {
+    return this.queue.length;
+  }
+
   submit(item: T): Promise<R> {
+    if (this.options.queueMax !== undefined && this.queue.length >= this.options.queueMax) {
+      return Promise.reject(new QueueFullError());
+    }
     return new Promise<R>((resolve, reject) => {
-      this.queue.push({ item, resolve, reject });
+      const deadlineMs = this.options.waiterDeadlineMs;
+      if (deadlineMs === undefined) {
+        this.queue.push({ item, resolve, reject });
+      } else {
+        const waiter: Waiter<T, R> = {
+          item,
+          resolve: (result) => (clearTimeout(timer), resolve(result)),
+          reject: (error) => (clearTimeout(timer), reject(error)),
+        };
+        const timer = setTimeout(() => {
+          // Still queued: dropped, so it is never committed. In a flush: answered now, committed or not.
+          const index = this.queue.indexOf(waiter);
+          if (index >= 0) this.queue.splice(index, 1);
+          reject(new WaitExpiredError(index >= 0));
+        }, deadlineMs);
+        this.queue.push(waiter);
+      }
       this.schedule();
     });
   }

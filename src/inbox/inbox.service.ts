@@ -4,7 +4,8 @@ import { PgNotifications } from '../database/pg-notifications';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { isDeadlock, isInvalidData } from '../common/database-errors';
 import { Tracing } from '../tracing/tracing';
-import { GroupCommit } from './group-commit';
+import { GroupCommit, QueueFullError, WaitExpiredError } from './group-commit';
+import { BusyError, ServiceUnavailableError } from '../common/errors';
 import { HandlerRegistry } from './handler.registry';
 import { identity, InboxRepository } from './inbox.repository';
 import { InboxPayloads } from './inbox-payloads';
@@ -34,6 +35,8 @@ export class InboxService {
   ) {
     this.acceptGroup = new GroupCommit<AcceptRequest, AcceptResult | Error>({
       ...config.ingestBatch,
+      queueMax: config.intake.queueMax,
+      waiterDeadlineMs: config.intake.queueWaitMs,
       key: identity,
       flush: (requests) => this.acceptTogether(requests),
     });
@@ -45,11 +48,24 @@ export class InboxService {
    * if the outcome is not known to be committed.
    */
   async accept(request: AcceptRequest): Promise<AcceptResult> {
-    const result = await this.acceptGroup.submit(request);
+    let result: AcceptResult | Error;
+    try {
+      result = await this.acceptGroup.submit(request);
+    } catch (error) {
+      // A full queue or a wait past its deadline: 503, and the sender's retry finds the row (or not) once.
+      if (error instanceof QueueFullError) throw new BusyError('intake_busy', 1);
+      if (error instanceof WaitExpiredError) throw new ServiceUnavailableError('accept_timeout', 1);
+      throw error;
+    }
     if (result instanceof Error) throw result;
     // Wake a worker now rather than at the next poll (throttled, best effort).
     if (result.outcome === 'accepted' && result.status === 'pending') this.notifications.notify(INBOX_CHANNEL);
     return result;
+  }
+
+  /** Accepts waiting for a flush (a gauge on /metrics). */
+  acceptsQueued(): number {
+    return this.acceptGroup.queued;
   }
 
   /** One span for a shared commit, linking the requests' traces (it has no single parent). */

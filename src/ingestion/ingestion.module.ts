@@ -12,10 +12,24 @@ import { SlackProvider } from './providers/slack.provider';
 import { StandardWebhooksProvider } from './providers/standard.provider';
 import { StripeProvider } from './providers/stripe.provider';
 import { WebhookRoute } from './webhook.route';
+import { IntakeBudget } from './intake-budget';
 
 @Module({
   imports: [DiscoveryModule, InboxModule],
-  providers: [IngestionService, IngestionMetrics, OmitPathsCheck, WebhookRoute, ProviderRegistry, StripeProvider, GithubProvider, StandardWebhooksProvider, ShopifyProvider, SlackProvider, HmacProvider],
+  providers: [
+    IngestionService,
+    IngestionMetrics,
+    IntakeBudget,
+    OmitPathsCheck,
+    WebhookRoute,
+    ProviderRegistry,
+    StripeProvider,
+    GithubProvider,
+    StandardWebhooksProvider,
+    ShopifyProvider,
+    SlackProvider,
+    HmacProvider,
+  ],
   exports: [WebhookRoute, IngestionService],
 })
 export class IngestionModule {}

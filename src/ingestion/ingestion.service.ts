@@ -14,6 +14,7 @@ import { ProviderRegistry } from './providers/provider.registry';
 import { isHandshake, utf8Text, VerifiedEvent } from './providers/webhook-provider';
 import { omitPaths } from './omit-paths';
 import { readRawBody } from './raw-body';
+import type { BodyHold } from './intake-budget';
 
 export interface IngestionResult {
   status: 'accepted' | 'duplicate' | 'ignored';
@@ -52,10 +53,10 @@ export class IngestionService {
    * and the commit, and the inbox row stores it for the worker to continue.
    * Spans carry names and outcomes only: never the body, a signature or a secret.
    */
-  async receive(endpointId: string, req: IncomingMessage, span?: Span): Promise<IngestionResult | HandshakeResult> {
+  async receive(endpointId: string, req: IncomingMessage, hold: BodyHold, span?: Span): Promise<IngestionResult | HandshakeResult> {
     const endpoint = this.endpoint(endpointId);
     span?.setAttributes({ 'webhook.endpoint_id': endpoint.id, 'webhook.provider': endpoint.provider, 'webhook.tenant_id': endpoint.tenantId });
-    const rawBody = await this.readBody(endpoint, req);
+    const rawBody = await this.readBody(endpoint, req, hold);
     return this.accept(endpoint, req.headers, rawBody, span);
   }
 
@@ -69,9 +70,9 @@ export class IngestionService {
   }
 
   /** The request's exact bytes, within the endpoint's size limit; a refusal is counted and logged like any other. */
-  private async readBody(endpoint: EndpointConfig, req: IncomingMessage): Promise<Buffer> {
+  private async readBody(endpoint: EndpointConfig, req: IncomingMessage, hold: BodyHold): Promise<Buffer> {
     try {
-      return await readRawBody(req, endpoint.maxBodyBytes);
+      return await readRawBody(req, endpoint.maxBodyBytes, hold);
     } catch (error) {
       throw this.rejected(endpoint, error);
     }
@@ -171,6 +172,10 @@ export class IngestionService {
       if (isInvalidData(error)) {
         this.metrics.rejected(endpoint.id, 'unsupported_json');
         throw new BadRequestError('unsupported_json', 'the JSON body cannot be stored');
+      }
+      if (error instanceof AppError && error.status === 503) {
+        // The accept queue was full, or the commit did not answer within its deadline.
+        throw this.rejected(endpoint, error);
       }
       // Unknown outcome: the provider must retry; the unique identity absorbs the retry.
       this.metrics.rejected(endpoint.id, 'database_unavailable');

@@ -1,12 +1,14 @@
 import type { IncomingMessage } from 'node:http';
-import { BadRequestError, PayloadTooLargeError } from '../common/errors';
+import { AppError, BadRequestError, PayloadTooLargeError } from '../common/errors';
+import type { BodyHold } from './intake-budget';
 
 /**
  * Reads the request body as the exact bytes sent, refusing it as soon as it
  * passes `limit`: a declared Content-Length over the limit is refused before a
- * byte is read, a chunked body is cut off mid-stream.
+ * byte is read, a chunked body is cut off mid-stream. Each chunk is taken from
+ * `hold` (the budget shared by all requests in flight) before it is kept.
  */
-export async function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export async function readRawBody(req: IncomingMessage, limit: number, hold?: BodyHold): Promise<Buffer> {
   // Someone consumed the stream already: fail loudly instead of waiting for an 'end' that has passed.
   if (req.readableEnded) throw new BadRequestError('body_already_read', 'the request body was consumed before the route');
   const declared = req.headers['content-length'];
@@ -25,13 +27,18 @@ export async function readRawBody(req: IncomingMessage, limit: number): Promise<
       req.off('error', onError);
       req.off('aborted', onAborted);
     };
+    const refuse = (error: AppError) => {
+      cleanup();
+      req.pause();
+      reject(error);
+    };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) {
-        cleanup();
-        req.pause();
-        reject(new PayloadTooLargeError());
-        return;
+      if (size > limit) return refuse(new PayloadTooLargeError());
+      try {
+        hold?.take(chunk.length);
+      } catch (error) {
+        return refuse(error as AppError);
       }
       chunks.push(chunk);
     };

@@ -5,6 +5,7 @@ import { errorResponse } from '../common/error-response';
 import { BadRequestError } from '../common/errors';
 import { Tracing } from '../tracing/tracing';
 import { IngestionService } from './ingestion.service';
+import { IntakeBudget } from './intake-budget';
 
 /** POST /webhooks/:endpointId, matched like Express would: any case, an optional trailing slash, any query. */
 const WEBHOOK_PATH = /^\/webhooks\/([^/?]+)\/?(?:\?.*)?$/i;
@@ -20,6 +21,7 @@ export class WebhookRoute {
   constructor(
     private readonly ingestion: IngestionService,
     private readonly tracing: Tracing,
+    private readonly budget: IntakeBudget,
   ) {}
 
   /** A request listener serving webhooks and handing every other request to `app`. */
@@ -33,14 +35,19 @@ export class WebhookRoute {
 
   /** 200 only once the event is durably committed (or already was); every failure has a stable `reason`. */
   private async receive(rawEndpointId: string, req: IncomingMessage, res: ServerResponse, span?: Span): Promise<void> {
+    // The body's bytes count against the shared budget until the answer: they are held until the commit.
+    // A client that disconnects meanwhile changes nothing: the accept runs to its end either way.
+    const hold = this.budget.open();
     try {
-      const result = await this.ingestion.receive(decodeParam(rawEndpointId), req, span);
+      const result = await this.ingestion.receive(decodeParam(rawEndpointId), req, hold, span);
       span?.setAttribute('webhook.outcome', result.status);
       send(res, 200, result.status === 'handshake' ? result.reply : result);
     } catch (error) {
       const { status, headers, body } = errorResponse(error);
       span?.setAttribute('webhook.outcome', (body as { reason?: string }).reason ?? 'error');
       send(res, status, body, headers);
+    } finally {
+      hold.close();
     }
   }
 
