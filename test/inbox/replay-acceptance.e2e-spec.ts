@@ -60,8 +60,8 @@ describe('replay never undoes an acceptance decision', () => {
     expect((await bulk(filter, false)).body).toMatchObject({ count: 0 });
     const named = { ...filter, status: 'ignored' };
     const dry = await bulk(named, true);
-    expect(dry.body).toMatchObject({ count: 0, refused: { unexpected_source: 1 } });
-    expect((await bulk(named, false)).body).toMatchObject({ count: 0, refused: { unexpected_source: 1 } });
+    expect(dry.body).toMatchObject({ count: 0, refused: { source_not_accepted: 1 } });
+    expect((await bulk(named, false)).body).toMatchObject({ count: 0, refused: { source_not_accepted: 1 } });
 
     await drain(t);
     expect(await inboxRow(db, 'evt_evil')).toMatchObject({ status: 'ignored', status_reason: 'unexpected_source' });
@@ -72,7 +72,7 @@ describe('replay never undoes an acceptance decision', () => {
     const audit = await db.query(`SELECT action, details FROM admin_audit WHERE target IN ($1, 'inbox:filter') ORDER BY id`, [`inbox:${evil.id}`]);
     expect(audit.map((a) => a.action)).toEqual(['inbox.replay_refused', 'inbox.replay_bulk_refused']);
     expect(audit[0].details).toMatchObject({ refused: 'source_not_accepted' });
-    expect(audit[1].details).toMatchObject({ refused: { unexpected_source: 1 } });
+    expect(audit[1].details).toMatchObject({ refused: { source_not_accepted: 1 } });
   });
 
   it('the worker re-runs the acceptance decision: a row made pending some other way goes back to ignored, not to a handler', async () => {
