@@ -11,7 +11,9 @@ export const ADMIN_VIEW_COLUMNS = `id, source_scope, event_id, tenant_id, provid
 export const ADMIN_PAYLOAD_COLUMNS = 'payload, payload_sealed';
 
 /** Row lock for an admin change (same transaction as its audit row). */
-export const ADMIN_LOCK = `SELECT status, NOT ${PAYLOAD_STORED} AS payload_purged FROM webhook_inbox WHERE id = $1 FOR UPDATE`;
+export const ADMIN_LOCK = `
+  SELECT status, status_reason, endpoint_id, event_type, source_facts, NOT ${PAYLOAD_STORED} AS payload_purged
+    FROM webhook_inbox WHERE id = $1 FOR UPDATE`;
 
 /** Re-queue with the same identity: a fresh attempt budget, due at $2. */
 export const ADMIN_REPLAY = `
@@ -28,18 +30,21 @@ export const ADMIN_QUARANTINE = `
 
 /**
  * One bulk-replay batch: re-checks the filter on the locked rows (a row that moved
- * on meanwhile is left alone) and returns each row's status before the change.
+ * on meanwhile is left alone) and returns each row's status before the change. A
+ * row whose sender was refused (`unexpected_source`) is never replayed, whatever the
+ * caller decided from its earlier read.
  */
 export function adminReplayBatch(filterSql: string, idsParam: string, nowParam: string): string {
   return `
   UPDATE webhook_inbox w
      SET status = 'pending', status_reason = NULL, attempts = 0, next_attempt_at = ${nowParam},
          locked_by = NULL, locked_until = NULL, completed_at = NULL
-    FROM (SELECT id, status FROM webhook_inbox
+    FROM (SELECT id, status, status_reason FROM webhook_inbox
            ${filterSql} AND id = ANY(${idsParam}::bigint[]) AND ${PAYLOAD_STORED}
+             AND NOT (status = 'ignored' AND status_reason IS NOT DISTINCT FROM 'unexpected_source')
            ORDER BY id FOR UPDATE) old
    WHERE w.id = old.id
-  RETURNING w.id, old.status AS before`;
+  RETURNING w.id, old.status AS before, old.status_reason AS before_reason`;
 }
 
 /** Open backlog via the partial indexes (pending, processing, quarantined); never scans done rows. */

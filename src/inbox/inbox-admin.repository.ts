@@ -21,8 +21,9 @@ import {
 } from './inbox-admin.queries';
 import { PAYLOAD_STORED } from './inbox.queries';
 import { InboxPayloads } from './inbox-payloads';
+import { ReplayCandidate } from './acceptance';
 import { IdentityRow } from './inbox.repository';
-import { InboxActivity, InboxAttempt, InboxBacklog, InboxEventView, InboxFilter, InboxStats, InboxStatus, InboxStatusChange } from './inbox.types';
+import { InboxActivity, InboxAttempt, InboxBacklog, InboxEventView, InboxFilter, InboxStats, InboxStatus, InboxStatusChange, SourceFacts } from './inbox.types';
 
 /** The operators' `webhook_inbox` SQL: lists, repairs, backlog and stats (never on the worker's path). */
 @Injectable()
@@ -79,9 +80,9 @@ export class InboxAdminRepository {
     };
   }
 
-  async lock(tx: EntityManager, id: string): Promise<{ status: InboxStatus; payloadPurged: boolean } | undefined> {
-    const rows: { status: InboxStatus; payload_purged: boolean }[] = await tx.query(ADMIN_LOCK, [id]);
-    return rows[0] && { status: rows[0].status, payloadPurged: rows[0].payload_purged };
+  async lock(tx: EntityManager, id: string): Promise<(ReplayCandidate & { payloadPurged: boolean }) | undefined> {
+    const rows: (CandidateRow & { payload_purged: boolean })[] = await tx.query(ADMIN_LOCK, [id]);
+    return rows[0] && { ...toCandidate(rows[0]), payloadPurged: rows[0].payload_purged };
   }
 
   async replay(tx: EntityManager, id: string, now: Date): Promise<void> {
@@ -92,27 +93,25 @@ export class InboxAdminRepository {
     await tx.query(ADMIN_QUARANTINE, [id, now]);
   }
 
-  async count(filter: InboxFilter, statuses: InboxStatus[]): Promise<number> {
-    const where = inboxFilterWhere(filter).add('status = ANY(?::text[])', statuses).add(PAYLOAD_STORED);
-    const rows: { n: number }[] = await this.dataSource.query(
-      `SELECT count(*)::int AS n FROM webhook_inbox ${where.sql()}`,
-      where.params,
-    );
-    return rows[0].n;
-  }
-
-  /** Ids matching the filter after `afterId` up to `maxId`, ascending (read without locks). */
-  async matchingIds(filter: InboxFilter, statuses: InboxStatus[], afterId: string, maxId: string, limit: number): Promise<string[]> {
+  /** Rows matching the filter after `afterId` up to `maxId`, ascending, with what a replay decision needs (read without locks). */
+  async candidates(
+    filter: InboxFilter,
+    statuses: InboxStatus[],
+    afterId: string,
+    maxId: string,
+    limit: number,
+  ): Promise<(ReplayCandidate & { id: string })[]> {
     const where = inboxFilterWhere(filter)
       .add('status = ANY(?::text[])', statuses)
       .add(PAYLOAD_STORED)
       .add('id > ?::bigint AND id <= ?::bigint', afterId, maxId);
     const n = where.param(limit);
-    const rows: { id: string }[] = await this.dataSource.query(
-      `SELECT id FROM webhook_inbox ${where.sql()} ORDER BY id LIMIT ${n}`,
+    const rows: (CandidateRow & { id: string })[] = await this.dataSource.query(
+      `SELECT id, status, status_reason, endpoint_id, event_type, source_facts
+         FROM webhook_inbox ${where.sql()} ORDER BY id LIMIT ${n}`,
       where.params,
     );
-    return rows.map((r) => String(r.id));
+    return rows.map((r) => ({ id: String(r.id), ...toCandidate(r) }));
   }
 
   async maxId(): Promise<string> {
@@ -121,15 +120,21 @@ export class InboxAdminRepository {
   }
 
   /** Replays the given ids in `tx` where they still match; returns what changed. */
-  async replayIds(tx: EntityManager, filter: InboxFilter, statuses: InboxStatus[], ids: string[], now: Date): Promise<InboxStatusChange[]> {
+  async replayIds(
+    tx: EntityManager,
+    filter: InboxFilter,
+    statuses: InboxStatus[],
+    ids: string[],
+    now: Date,
+  ): Promise<(InboxStatusChange & { beforeReason: string | null })[]> {
     const where = inboxFilterWhere(filter).add('status = ANY(?::text[])', statuses);
     const idsParam = where.param(ids);
     const nowParam = where.param(now);
-    const [rows]: [{ id: string; before: InboxStatus }[], number] = await tx.query(
+    const [rows]: [{ id: string; before: InboxStatus; before_reason: string | null }[], number] = await tx.query(
       adminReplayBatch(where.sql(), idsParam, nowParam),
       where.params,
     );
-    return rows.map((r) => ({ id: String(r.id), before: r.before, after: 'pending' as const }));
+    return rows.map((r) => ({ id: String(r.id), before: r.before, beforeReason: r.before_reason, after: 'pending' as const }));
   }
 
   /** Erasure, in the caller's transaction: purges the payloads of `ids`; returns how many held one. */
@@ -192,6 +197,18 @@ export class InboxAdminRepository {
       latency: { completed: latency[0].completed, p50: p?.[0] ?? null, p95: p?.[1] ?? null, p99: p?.[2] ?? null },
     };
   }
+}
+
+interface CandidateRow {
+  status: InboxStatus;
+  status_reason: string | null;
+  endpoint_id: string;
+  event_type: string;
+  source_facts: SourceFacts | null;
+}
+
+function toCandidate(r: CandidateRow): ReplayCandidate {
+  return { status: r.status, statusReason: r.status_reason, endpointId: r.endpoint_id, eventType: r.event_type, sourceFacts: r.source_facts };
 }
 
 interface AdminRow extends IdentityRow {

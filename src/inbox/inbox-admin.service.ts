@@ -1,4 +1,5 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { DataSource, EntityManager } from 'typeorm';
 import { Actor, AuditService } from '../audit/audit.service';
 import { Clock } from '../common/clock';
@@ -6,6 +7,7 @@ import { ConflictError, NotFoundError } from '../common/errors';
 import { Page, PageRequest } from '../common/pagination';
 import { afterCommit, transactionWithAfterCommit } from '../database/after-commit';
 import { PgNotifications } from '../database/pg-notifications';
+import { ReplayRefusal, replayRefusal } from './acceptance';
 import { InboxAdminRepository } from './inbox-admin.repository';
 import { INBOX_CHANNEL, InboxActivity, InboxAttempt, InboxBacklog, InboxEventView, InboxFilter, InboxStats, InboxStatus, InboxStatusChange } from './inbox.types';
 
@@ -14,6 +16,28 @@ export const BULK_REPLAY_BATCH = 500;
 
 /** Settled statuses an operator may send back to the worker. */
 const REPLAYABLE: InboxStatus[] = ['quarantined', 'done', 'ignored'];
+/** A bulk replay takes `ignored` rows only when its filter names that status. */
+const BULK_REPLAYABLE: InboxStatus[] = ['quarantined', 'done'];
+
+const REFUSALS: Record<ReplayRefusal, string> = {
+  source_not_accepted: 'the endpoint refused this sender (unexpected_source): it is never replayed',
+  event_type_not_accepted: "the endpoint's current eventTypes do not accept this type",
+  source_facts_missing: 'the row has no stored source facts to check against the endpoint\'s expect',
+  endpoint_not_configured: 'the endpoint of this event is no longer configured',
+};
+
+type ReplayOutcome = { refused: ReplayRefusal; replayed?: never } | { refused?: never; replayed: InboxStatusChange & { auditId: string } };
+
+export interface BulkReplayResult {
+  /** Rows replayed (a dry run: rows that would be). */
+  count: number;
+  dryRun: boolean;
+  batches: number;
+  /** What ran (or would run), by status and then status reason (`none` for none). */
+  byStatus: Record<string, Record<string, number>>;
+  /** Rows left alone because their endpoint refuses them, by refusal. */
+  refused: Partial<Record<ReplayRefusal, number>>;
+}
 
 /**
  * The operators' use cases on the inbox. Each repair is one transaction: lock the
@@ -30,6 +54,7 @@ export class InboxAdminService {
     private readonly audit: AuditService,
     private readonly notifications: PgNotifications,
     private readonly clock: Clock,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   list(filter: InboxFilter, page: PageRequest): Promise<Page<InboxEventView>> {
@@ -52,21 +77,39 @@ export class InboxAdminService {
 
   /**
    * Re-queues one settled event with its identity unchanged. NotFoundError, or
-   * ConflictError `not_replayable` (a worker holds it) / `payload_purged` (retention).
+   * ConflictError `not_replayable` (a worker holds it) / `payload_purged` (retention),
+   * or a refusal of its endpoint (`source_not_accepted`, `event_type_not_accepted`,
+   * `source_facts_missing`, `endpoint_not_configured`): that refusal is audited.
    */
-  replay(who: Actor, id: string, reason: string): Promise<InboxStatusChange & { auditId: string }> {
-    return transactionWithAfterCommit(this.dataSource, async (tx) => {
+  async replay(who: Actor, id: string, reason: string): Promise<InboxStatusChange & { auditId: string }> {
+    const result = await transactionWithAfterCommit(this.dataSource, async (tx): Promise<ReplayOutcome> => {
       const row = await this.repository.lock(tx, id);
       if (!row) throw notFound();
       if (!REPLAYABLE.includes(row.status)) throw new ConflictError('not_replayable', `an event in status ${row.status} cannot be replayed`);
+      const refused = replayRefusal(this.config.endpoints, row);
+      if (refused) {
+        await this.audit.record(tx, who, {
+          action: 'inbox.replay_refused',
+          target: `inbox:${id}`,
+          reason,
+          beforeStatus: row.status,
+          afterStatus: row.status,
+          details: { refused, statusReason: row.statusReason },
+        });
+        this.logger.warn({ inboxId: id, actor: who.name, refused }, 'inbox replay refused');
+        return { refused };
+      }
       if (row.payloadPurged) throw new ConflictError('payload_purged', 'the payload was purged by retention');
       await this.repository.replay(tx, id, this.clock.now());
       const change: InboxStatusChange = { id, before: row.status, after: 'pending' };
       const recorded = await this.audit.recordChange(tx, who, { action: 'inbox.replay', target: `inbox:${id}`, reason }, change);
       afterCommit(tx, () => this.wakeWorkers());
       this.logger.log({ inboxId: id, actor: who.name, before: change.before }, 'inbox event replayed');
-      return recorded;
+      return { replayed: recorded };
     });
+    // Thrown after the commit, so the refusal's audit row stays.
+    if (result.refused) throw new ConflictError(result.refused, REFUSALS[result.refused]);
+    return result.replayed;
   }
 
   /** Stops one pending event, or an in-flight one (its worker loses the fence). */
@@ -87,40 +130,68 @@ export class InboxAdminService {
 
   /**
    * Replays every settled event matching `filter` that existed when the call began,
-   * in batches of BULK_REPLAY_BATCH ids, each batch with its own audit row.
-   * A dry run counts exactly what a real run would start with.
+   * in batches of BULK_REPLAY_BATCH ids, each batch with its own audit row. `ignored`
+   * rows only when the filter names that status; a row its endpoint refuses (see
+   * `replayRefusal`) is counted in `refused` by reason, audited, and left alone. A dry
+   * run walks the same rows and answers what would run, by status and reason.
    */
-  async bulkReplay(who: Actor, filter: InboxFilter, dryRun: boolean, reason: string): Promise<{ count: number; dryRun: boolean; batches: number }> {
-    const statuses = filter.status ? REPLAYABLE.filter((s) => s === filter.status) : REPLAYABLE;
-    if (dryRun) return { count: await this.repository.count(filter, statuses), dryRun, batches: 0 };
+  async bulkReplay(who: Actor, filter: InboxFilter, dryRun: boolean, reason: string): Promise<BulkReplayResult> {
+    const statuses = filter.status ? REPLAYABLE.filter((s) => s === filter.status) : BULK_REPLAYABLE;
     const maxId = await this.repository.maxId();
+    const result: BulkReplayResult = { count: 0, dryRun, batches: 0, byStatus: {}, refused: {} };
+    const refusedIds: string[] = [];
     let afterId = '0';
-    let count = 0;
-    let batches = 0;
     for (;;) {
-      const ids = await this.repository.matchingIds(filter, statuses, afterId, maxId, BULK_REPLAY_BATCH);
-      if (ids.length === 0) break;
-      afterId = ids[ids.length - 1];
-      const replayed = await transactionWithAfterCommit(this.dataSource, async (tx) => {
-        const changes = await this.repository.replayIds(tx, filter, statuses, ids, this.clock.now());
-        if (changes.length > 0) {
-          await this.audit.record(tx, who, {
-            action: 'inbox.replay_bulk',
-            target: 'inbox:filter',
-            reason,
-            afterStatus: 'pending',
-            details: { filter: describeFilter(filter), batch: batches + 1, ids: changes.map((c) => c.id), before: countBy(changes) },
-          });
-          afterCommit(tx, () => this.wakeWorkers());
+      const rows = await this.repository.candidates(filter, statuses, afterId, maxId, BULK_REPLAY_BATCH);
+      if (rows.length === 0) break;
+      afterId = rows[rows.length - 1].id;
+      const ids: string[] = [];
+      for (const row of rows) {
+        const refused = replayRefusal(this.config.endpoints, row);
+        if (refused) {
+          result.refused[refused] = (result.refused[refused] ?? 0) + 1;
+          refusedIds.push(row.id);
+        } else {
+          ids.push(row.id);
+          if (dryRun) tally(result.byStatus, row.status, row.statusReason);
         }
-        return changes.length;
-      });
-      count += replayed;
-      batches += 1;
-      if (ids.length < BULK_REPLAY_BATCH) break;
+      }
+      if (dryRun) {
+        result.count += ids.length;
+      } else if (ids.length > 0) {
+        const batch = result.batches + 1;
+        const changes = await transactionWithAfterCommit(this.dataSource, async (tx) => {
+          const changed = await this.repository.replayIds(tx, filter, statuses, ids, this.clock.now());
+          if (changed.length > 0) {
+            await this.audit.record(tx, who, {
+              action: 'inbox.replay_bulk',
+              target: 'inbox:filter',
+              reason,
+              afterStatus: 'pending',
+              details: { filter: describeFilter(filter), batch, ids: changed.map((c) => c.id), before: countBy(changed) },
+            });
+            afterCommit(tx, () => this.wakeWorkers());
+          }
+          return changed;
+        });
+        result.count += changes.length;
+        for (const c of changes) tally(result.byStatus, c.before, c.beforeReason);
+        result.batches = batch;
+      }
+      if (rows.length < BULK_REPLAY_BATCH) break;
     }
-    this.logger.log({ actor: who.name, count, batches }, 'bulk replay finished');
-    return { count, dryRun, batches };
+    if (!dryRun && refusedIds.length > 0) {
+      await transactionWithAfterCommit(this.dataSource, (tx) =>
+        this.audit.record(tx, who, {
+          action: 'inbox.replay_bulk_refused',
+          target: 'inbox:filter',
+          reason,
+          details: { filter: describeFilter(filter), refused: result.refused, ids: refusedIds.slice(0, 1000) },
+        }),
+      );
+    }
+    this.logger.log({ actor: who.name, count: result.count, batches: result.batches, refused: refusedIds.length, dryRun }, 'bulk replay finished');
+    return result;
   }
 
   backlog(): Promise<InboxBacklog> {
@@ -164,6 +235,12 @@ function describeFilter(f: InboxFilter): Record<string, string> {
       .filter(([, v]) => v !== undefined)
       .map(([k, v]) => [k, v instanceof Date ? v.toISOString() : String(v)]),
   );
+}
+
+function tally(into: Record<string, Record<string, number>>, status: string, reason: string | null): void {
+  const byReason = (into[status] ??= {});
+  const key = reason ?? 'none';
+  byReason[key] = (byReason[key] ?? 0) + 1;
 }
 
 function countBy(changes: InboxStatusChange[]): Record<string, number> {

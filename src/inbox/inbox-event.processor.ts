@@ -8,6 +8,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { transactionWithAfterCommit } from '../database/after-commit';
 import { isDeadlock, isSerializationFailure } from '../common/database-errors';
 import { backoffDelayMs } from '../common/backoff';
+import { processingRefusal } from './acceptance';
 import { HandlerRegistry } from './handler.registry';
 import { BatchTrace, InboxTraces } from './inbox.traces';
 import { InboxRepository } from './inbox.repository';
@@ -286,12 +287,17 @@ export class InboxEventProcessor {
 
   /** The handler that will run for `event`, or undefined when `apply` settles it without one. */
   private handlerFor(event: InboxEvent): RegisteredHandler | undefined {
+    if (processingRefusal(this.config.endpoints, event)) return undefined;
     if (event.attempts >= this.config.worker.maxAttempts || event.unreadable || event.payload == null) return undefined;
     return this.handlers.find(event.provider, event.eventType);
   }
 
   /** The event's work inside `tx`; throws to retry (TransientError) or quarantine (PermanentError). */
   private async apply(event: InboxEvent, tx: EntityManager): Promise<Settled> {
+    // The acceptance decision again, on the current configuration: however the row became pending
+    // (a replay, an older version, a hand-written UPDATE), what its endpoint refuses reaches no handler.
+    const refusal = processingRefusal(this.config.endpoints, event);
+    if (refusal) return { status: 'ignored', reason: refusal };
     // Only a reclaimed lease gets here at the limit: its workers kept dying on it.
     if (event.attempts >= this.config.worker.maxAttempts) return { status: 'quarantined', reason: 'max_attempts' };
     if (event.unreadable?.reason === 'payload_key_unknown') {

@@ -42,7 +42,7 @@ export function acceptMany(rows: number): string {
 }
 
 const EVENT_COLUMNS = `i.id, i.source_scope, i.event_id, i.tenant_id, i.provider, i.endpoint_id, i.event_type,
-  i.payload, i.payload_sealed, i.payload_key_id, i.attempts, i.received_at, i.trace_context`;
+  i.payload, i.payload_sealed, i.payload_key_id, i.attempts, i.received_at, i.trace_context, i.source_facts`;
 
 /**
  * The attempt history (webhook_inbox_attempts) is written by the statement that

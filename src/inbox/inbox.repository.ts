@@ -3,7 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { queryPrepared, queryPreparedIn } from '../database/prepared-statement';
 import { API_VERIFIED_WITH } from '../config/load-config';
 import { acceptMany, CLAIM, DEFER, DELETE_IDENTITIES, EXISTING_IDENTITIES, FINISH, FINISH_MANY, PURGE_PAYLOADS, RECORD_FAILURE, RECORD_READINGS } from './inbox.queries';
-import { AcceptRequest, AcceptResult, InboxEvent, InboxStatus, ProviderReading } from './inbox.types';
+import { AcceptRequest, AcceptResult, InboxEvent, InboxStatus, ProviderReading, SourceFacts } from './inbox.types';
 import { PAYLOAD_KEYS_IN_USE, PAYLOAD_ROWS_BY_KEY, payloadRowsOf, REENCRYPT_STORE, reencryptPick } from './inbox.queries';
 import { InboxPayloads } from './inbox-payloads';
 
@@ -44,6 +44,7 @@ interface EventRow extends IdentityRow {
   attempts: number;
   received_at: Date;
   trace_context: string | null;
+  source_facts: SourceFacts | null;
 }
 
 /** The worker's and the ingestion's `webhook_inbox` SQL (the operators' is in InboxAdminRepository). */
@@ -114,6 +115,7 @@ export class InboxRepository {
         unreadable: opened.ok ? undefined : { reason: opened.reason, message: opened.message },
         attempts: r.attempts,
         receivedAt: r.received_at,
+        sourceFacts: r.source_facts,
         lease,
         traceContext: r.trace_context,
       };

@@ -60,6 +60,8 @@ export interface InboxEvent extends InboxIdentity {
   /** Failed attempts before this one. */
   attempts: number;
   receivedAt: Date;
+  /** The verified facts about the sender the event was accepted on (NULL for rows from before they were stored). */
+  sourceFacts: SourceFacts | null;
   /** The claim that holds the event (`locked_by`): completion is fenced by it, so a lane that lost the lease changes nothing. */
   lease: string;
   /** Set when the endpoint confirms this event's transition by a read of the provider's API. */

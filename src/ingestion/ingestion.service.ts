@@ -9,6 +9,7 @@ import { describe } from '../common/error-response';
 import { isInvalidData } from '../common/database-errors';
 import { InboxService } from '../inbox/inbox.service';
 import { traceparentOf, Tracing } from '../tracing/tracing';
+import { acceptanceRefusal } from '../inbox/acceptance';
 import { IngestionMetrics } from './ingestion.metrics';
 import { ProviderRegistry } from './providers/provider.registry';
 import { isHandshake, utf8Text, VerifiedEvent } from './providers/webhook-provider';
@@ -212,13 +213,9 @@ export class IngestionService {
 
   /** A verified event this endpoint acknowledges but does not act on. */
   private ignoredReason(endpoint: EndpointConfig, event: VerifiedEvent): string | undefined {
-    for (const [key, expected] of Object.entries(endpoint.expect ?? {})) {
-      // String comparison: a hook id may be written 123 in the file and arrive as "123" in a header.
-      if (String(event.source[key]) !== String(expected)) return 'unexpected_source';
-    }
-    if (endpoint.eventTypes && !endpoint.eventTypes.has(event.eventType)) return 'event_type_not_accepted';
-    return undefined;
+    return acceptanceRefusal(endpoint, event.eventType, event.source);
   }
+
 }
 
 function scopeOf(endpoint: EndpointConfig, event: VerifiedEvent): string {

@@ -15,6 +15,7 @@ function succeeded(created: unknown): InboxEvent {
     payload: { id: 'evt_1', created, data: { object: { id: 'pi_1', amount: 1200, currency: 'EUR', metadata: { order_id: 'o1' } } } },
     attempts: 0,
     receivedAt,
+    sourceFacts: { account: 'platform', livemode: false },
     lease: 'w:1',
   };
 }
