@@ -145,6 +145,18 @@ describe('loadConfig', () => {
     const secret = 'Bearer-looking-secret-value-123';
     expect(errorOf(() => load({ DESTINATION_CRM_BEARER_ENV: secret }))).not.toContain(secret);
     expect(errorOf(() => load({ DESTINATION_CRM_SIGNING_SECRET_ENV: 'S', S: secret }))).not.toContain(secret);
+
+  it('reads tenant scopes of admin tokens (name:role@tenant+tenant:token) and refuses a bad or unknown one', () => {
+    const tokens = load({ ADMIN_TOKENS: 'acme:operator@acme:0123456789abcdef,all:viewer:fedcba9876543210' }).adminTokens;
+    expect(tokens.map((t) => [t.name, t.role, t.tenants && [...t.tenants]])).toEqual([
+      ['acme', 'operator', ['acme']],
+      ['all', 'viewer', undefined],
+    ]);
+    expect(errorOf(() => load({ ADMIN_TOKENS: 'a:operator@:0123456789abcdef' }))).toMatch(/^ADMIN_TOKENS: entry "a" has an empty tenant list/);
+    expect(errorOf(() => load({ ADMIN_TOKENS: 'a:operator@acme+:0123456789abcdef' }))).toMatch(/^ADMIN_TOKENS: entry "a" has an empty tenant list/);
+    expect(errorOf(() => load({ ADMIN_TOKENS: 'a:viewer@globex:0123456789abcdef' }))).toMatch(
+      /^ADMIN_TOKENS: entry "a" names tenant "globex", which no endpoint has/,
+    );
   });
 
   it('refuses a missing endpoints file', () => {
