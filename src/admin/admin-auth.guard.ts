@@ -2,9 +2,9 @@ import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/commo
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { APP_CONFIG, AdminRole, AppConfig } from '../config/app-config';
-import { ForbiddenError, UnauthorizedError } from '../common/errors';
+import { ForbiddenError, NotFoundError, UnauthorizedError } from '../common/errors';
 import { authenticateBearer, hasRole } from './admin-auth';
-import { AdminRequest, ROLES_KEY } from './roles.decorator';
+import { AdminRequest, ROLES_KEY, TENANT_SCOPED_KEY } from './roles.decorator';
 
 /** Bearer-token authentication and role check for every /admin route. */
 @Injectable()
@@ -21,6 +21,8 @@ export class AdminAuthGuard implements CanActivate {
     const required =
       this.reflector.getAllAndOverride<AdminRole | undefined>(ROLES_KEY, [context.getHandler(), context.getClass()]) ??
       'viewer';
+    const scoped = this.reflector.getAllAndOverride<boolean | undefined>(TENANT_SCOPED_KEY, [context.getHandler(), context.getClass()]);
+    if (result.principal.tenants && !scoped) throw new NotFoundError('not_found', 'no such route for this token');
     if (!hasRole(result.principal, required)) {
       throw new ForbiddenError('insufficient_role', `this action needs the ${required} role`);
     }

@@ -1,10 +1,18 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { bearerToken } from '../common/bearer-token';
 import { AdminRole, AdminToken } from '../config/app-config';
+import { TenantScope } from '../common/tenant-scope';
 
 export interface AdminPrincipal {
   name: string;
   role: AdminRole;
+  /** The tenants this token is limited to; undefined: all. */
+  tenants?: readonly string[];
+}
+
+/** The tenants a caller may see and act on (undefined: all). */
+export function scopeOf(principal: AdminPrincipal): TenantScope {
+  return principal.tenants;
 }
 
 const RANK: Record<AdminRole, number> = { viewer: 1, operator: 2 };
@@ -29,5 +37,7 @@ export function authenticateBearer(header: string | undefined, tokens: readonly 
   for (const candidate of tokens) {
     if (timingSafeEqual(digest, candidate.sha256) && !match) match = candidate;
   }
-  return match ? { ok: true, principal: { name: match.name, role: match.role } } : { ok: false, reason: 'invalid_token' };
+  return match
+    ? { ok: true, principal: { name: match.name, role: match.role, tenants: match.tenants && [...match.tenants] } }
+    : { ok: false, reason: 'invalid_token' };
 }

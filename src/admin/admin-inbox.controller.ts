@@ -3,16 +3,17 @@ import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { NotFoundError } from '../common/errors';
 import { InboxAdminService } from '../inbox/inbox-admin.service';
 import { TimelineService } from '../timeline/timeline.service';
-import { AdminPrincipal, hasRole } from './admin-auth';
+import { AdminPrincipal, hasRole, scopeOf } from './admin-auth';
 import { AdminAuthGuard } from './admin-auth.guard';
 import { decodeCursor, encodeCursor, parseId } from './admin-cursor';
 import { BODY_REASONS, bulkReplayBody, inboxListQuery, LIST_QUERY_REASONS, parseOr400, reasonBody } from './admin.schemas';
 import { ApiAdmin, ApiZodBody, ApiZodQuery } from './api-docs';
-import { CurrentAdmin, Roles } from './roles.decorator';
+import { CurrentAdmin, Roles, TenantScoped } from './roles.decorator';
 
 @ApiTags('admin: inbox')
 @ApiAdmin()
 @UseGuards(AdminAuthGuard)
+@TenantScoped()
 @Controller('admin/inbox')
 export class AdminInboxController {
   constructor(
@@ -24,9 +25,9 @@ export class AdminInboxController {
   @ApiOperation({ summary: 'List inbox events (metadata only), newest first' })
   @ApiZodQuery(inboxListQuery)
   @ApiResponse({ status: 400, description: '`invalid_filter`, `invalid_cursor` or `invalid_limit`' })
-  async list(@Query() query: unknown) {
+  async list(@CurrentAdmin() who: AdminPrincipal, @Query() query: unknown) {
     const { limit, cursor, ...filter } = parseOr400(inboxListQuery, query, 'invalid_filter', LIST_QUERY_REASONS);
-    const page = await this.inbox.list(filter, { limit, after: decodeCursor(cursor) });
+    const page = await this.inbox.list({ ...filter, tenants: scopeOf(who) }, { limit, after: decodeCursor(cursor) });
     return { items: page.items, nextCursor: encodeCursor(page.next) };
   }
 
@@ -37,13 +38,13 @@ export class AdminInboxController {
   @ApiZodBody(bulkReplayBody)
   async bulkReplay(@CurrentAdmin() who: AdminPrincipal, @Body() body: unknown) {
     const { filter, dryRun, reason } = parseOr400(bulkReplayBody, body, 'invalid_body', BODY_REASONS);
-    return this.inbox.bulkReplay(who, filter, dryRun, reason);
+    return this.inbox.bulkReplay(who, { ...filter, tenants: scopeOf(who) }, dryRun, reason);
   }
 
   @Get(':id')
   @ApiOperation({ summary: 'One inbox event; the payload only for operators' })
   async get(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string) {
-    const event = await this.inbox.get(parseId(id), hasRole(who, 'operator'));
+    const event = await this.inbox.get(parseId(id), scopeOf(who), hasRole(who, 'operator') ? who : undefined);
     if (!event) throw new NotFoundError('inbox_event_not_found', 'no inbox event with this id');
     return event;
   }
@@ -52,8 +53,8 @@ export class AdminInboxController {
   @ApiOperation({
     summary: "One event's story in order: receipts, processing attempts, the order transition, operations and their delivery attempts, operator actions",
   })
-  async timeline(@Param('id') id: string) {
-    const timeline = await this.timelines.ofEvent(parseId(id));
+  async timeline(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string) {
+    const timeline = await this.timelines.ofEvent(parseId(id), scopeOf(who));
     if (!timeline) throw new NotFoundError('inbox_event_not_found', 'no inbox event with this id');
     return timeline;
   }
@@ -67,7 +68,7 @@ export class AdminInboxController {
   replay(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string, @Body() body: unknown) {
     const eventId = parseId(id);
     const { reason } = parseOr400(reasonBody, body, 'invalid_body', BODY_REASONS);
-    return this.inbox.replay(who, eventId, reason);
+    return this.inbox.replay(who, eventId, reason, scopeOf(who));
   }
 
   @Post(':id/quarantine')
@@ -79,6 +80,6 @@ export class AdminInboxController {
   quarantine(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string, @Body() body: unknown) {
     const eventId = parseId(id);
     const { reason } = parseOr400(reasonBody, body, 'invalid_body', BODY_REASONS);
-    return this.inbox.quarantine(who, eventId, reason);
+    return this.inbox.quarantine(who, eventId, reason, scopeOf(who));
   }
 }

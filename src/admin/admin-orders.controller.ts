@@ -1,19 +1,21 @@
 import { Body, Controller, Get, Param, Post, UseGuards } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { BadRequestError } from '../common/errors';
+import { BadRequestError, NotFoundError } from '../common/errors';
 import { OrdersService } from '../orders/orders.service';
 import { Order } from '../orders/orders.types';
-import { AdminPrincipal, hasRole } from './admin-auth';
+import { AdminPrincipal, hasRole, scopeOf } from './admin-auth';
+import { inScope } from '../common/tenant-scope';
 import { AdminAuthGuard } from './admin-auth.guard';
 import { BODY_REASONS, createOrderBody, parseOr400 } from './admin.schemas';
 import { ApiAdmin, ApiZodBody } from './api-docs';
-import { CurrentAdmin, Roles } from './roles.decorator';
+import { CurrentAdmin, Roles, TenantScoped } from './roles.decorator';
 
 const PATH_PART = /^[\x21-\x7e]{1,255}$/;
 
 @ApiTags('admin: orders')
 @ApiAdmin()
 @UseGuards(AdminAuthGuard)
+@TenantScoped()
 @Controller('admin/orders')
 export class AdminOrdersController {
   constructor(private readonly orders: OrdersService) {}
@@ -22,6 +24,7 @@ export class AdminOrdersController {
   @ApiOperation({ summary: "One order; the customer's email only for operators" })
   @ApiResponse({ status: 404, description: '`order_not_found`' })
   async get(@CurrentAdmin() who: AdminPrincipal, @Param('tenant') tenant: string, @Param('id') id: string) {
+    if (!inScope(scopeOf(who), tenant)) throw orderNotFound();
     const order = await this.orders.get(parsePart(tenant), parsePart(id));
     return view(order, hasRole(who, 'operator'));
   }
@@ -33,8 +36,14 @@ export class AdminOrdersController {
   @ApiResponse({ status: 409, description: '`order_exists` or `payment_already_bound`' })
   async create(@CurrentAdmin() who: AdminPrincipal, @Body() body: unknown) {
     const { reason, ...input } = parseOr400(createOrderBody, body, 'invalid_body', BODY_REASONS);
+    if (!inScope(scopeOf(who), input.tenantId)) throw orderNotFound();
     return view(await this.orders.create(input, { actor: who, reason }), true);
   }
+}
+
+/** The same answer as for an order that does not exist: no hint about another tenant's orders. */
+function orderNotFound(): NotFoundError {
+  return new NotFoundError('order_not_found', 'no such order');
 }
 
 function parsePart(text: string): string {

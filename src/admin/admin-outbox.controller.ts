@@ -2,16 +2,17 @@ import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { NotFoundError } from '../common/errors';
 import { OutboxAdminService } from '../outbox/outbox-admin.service';
-import { AdminPrincipal, hasRole } from './admin-auth';
+import { AdminPrincipal, hasRole, scopeOf } from './admin-auth';
 import { AdminAuthGuard } from './admin-auth.guard';
 import { decodeCursor, encodeCursor, parseId } from './admin-cursor';
 import { BODY_REASONS, LIST_QUERY_REASONS, outboxListQuery, parseOr400, reasonBody, resolveBody } from './admin.schemas';
 import { ApiAdmin, ApiZodBody, ApiZodQuery } from './api-docs';
-import { CurrentAdmin, Roles } from './roles.decorator';
+import { CurrentAdmin, Roles, TenantScoped } from './roles.decorator';
 
 @ApiTags('admin: outbox')
 @ApiAdmin()
 @UseGuards(AdminAuthGuard)
+@TenantScoped()
 @Controller('admin/outbox')
 export class AdminOutboxController {
   constructor(private readonly outbox: OutboxAdminService) {}
@@ -20,16 +21,16 @@ export class AdminOutboxController {
   @ApiOperation({ summary: 'List outbox entries (metadata only), newest first' })
   @ApiZodQuery(outboxListQuery)
   @ApiResponse({ status: 400, description: '`invalid_filter`, `invalid_cursor` or `invalid_limit`' })
-  async list(@Query() query: unknown) {
+  async list(@CurrentAdmin() who: AdminPrincipal, @Query() query: unknown) {
     const { limit, cursor, ...filter } = parseOr400(outboxListQuery, query, 'invalid_filter', LIST_QUERY_REASONS);
-    const page = await this.outbox.list(filter, { limit, after: decodeCursor(cursor) }, false);
+    const page = await this.outbox.list({ ...filter, tenants: scopeOf(who) }, { limit, after: decodeCursor(cursor) }, false);
     return { items: page.items, nextCursor: encodeCursor(page.next) };
   }
 
   @Get(':id')
   @ApiOperation({ summary: 'One outbox entry; the payload only for operators' })
   async get(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string) {
-    const entry = await this.outbox.get(parseId(id), hasRole(who, 'operator'));
+    const entry = await this.outbox.get(parseId(id), scopeOf(who), hasRole(who, 'operator') ? who : undefined);
     if (!entry) throw new NotFoundError('outbox_entry_not_found', 'no outbox entry with this id');
     return entry;
   }
@@ -43,7 +44,7 @@ export class AdminOutboxController {
   retry(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string, @Body() body: unknown) {
     const entryId = parseId(id);
     const { reason } = parseOr400(reasonBody, body, 'invalid_body', BODY_REASONS);
-    return this.outbox.retry(who, entryId, reason);
+    return this.outbox.retry(who, entryId, reason, scopeOf(who));
   }
 
   @Post(':id/resolve')
@@ -55,6 +56,6 @@ export class AdminOutboxController {
   resolve(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string, @Body() body: unknown) {
     const entryId = parseId(id);
     const { outcome, reason } = parseOr400(resolveBody, body, 'invalid_body', BODY_REASONS);
-    return this.outbox.resolve(who, entryId, outcome, reason);
+    return this.outbox.resolve(who, entryId, outcome, reason, scopeOf(who));
   }
 }

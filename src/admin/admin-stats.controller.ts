@@ -4,6 +4,8 @@ import { Clock } from '../common/clock';
 import { InboxAdminService } from '../inbox/inbox-admin.service';
 import { OutboxAdminService } from '../outbox/outbox-admin.service';
 import { AdminAuthGuard } from './admin-auth.guard';
+import { AdminPrincipal, scopeOf } from './admin-auth';
+import { CurrentAdmin, TenantScoped } from './roles.decorator';
 import { ApiAdmin } from './api-docs';
 
 const LATENCY_WINDOW_MS = 3_600_000;
@@ -13,6 +15,7 @@ const RATE_WINDOW_MS = 300_000;
 @ApiTags('admin: stats')
 @ApiAdmin()
 @UseGuards(AdminAuthGuard)
+@TenantScoped()
 @Controller('admin/stats')
 export class AdminStatsController {
   constructor(
@@ -25,14 +28,14 @@ export class AdminStatsController {
   @ApiOperation({
     summary: 'Backlog, oldest pending age, attempts, recurring failures, accept-to-done latency (last hour), rates and open work per endpoint (last 5 minutes)',
   })
-  async stats() {
+  async stats(@CurrentAdmin() who: AdminPrincipal) {
     const now = this.clock.now();
     const rateSince = new Date(now.getTime() - RATE_WINDOW_MS);
     const [inbox, outbox, activity, delivered] = await Promise.all([
-      this.inbox.stats(new Date(now.getTime() - LATENCY_WINDOW_MS)),
-      this.outbox.stats(),
-      this.inbox.activitySince(rateSince),
-      this.outbox.deliveredSince(rateSince),
+      this.inbox.stats(new Date(now.getTime() - LATENCY_WINDOW_MS), scopeOf(who)),
+      this.outbox.stats(scopeOf(who)),
+      this.inbox.activitySince(rateSince, scopeOf(who)),
+      this.outbox.deliveredSince(rateSince, scopeOf(who)),
     ]);
     const perMinute = (n: number) => n / (RATE_WINDOW_MS / 60_000);
     return {

@@ -88,6 +88,8 @@ export interface PayloadKeyConfig {
 export interface AdminToken {
   name: string;
   role: AdminRole;
+  /** The tenants this token may see and act on; undefined: all of them. */
+  tenants?: ReadonlySet<string>;
   /** SHA-256 of the token: tokens are compared as digests, in constant time. */
   sha256: Buffer;
 }

@@ -73,6 +73,23 @@ export function sha256(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
 }
 
+const TENANT_ID = /^[A-Za-z0-9._-]{1,100}$/;
+
+function splitOnce(text: string, separator: string): [string, string | undefined] {
+  const at = text.indexOf(separator);
+  return at < 0 ? [text, undefined] : [text.slice(0, at), text.slice(at + 1)];
+}
+
+/** A tenant no endpoint has is a typo that would lock its operators out (or in): refused at start. */
+function checkTokenTenants(tokens: AdminToken[], endpoints: ReadonlyMap<string, EndpointConfig>): void {
+  const known = new Set([...endpoints.values()].map((e) => e.tenantId));
+  for (const token of tokens) {
+    for (const tenant of token.tenants ?? []) {
+      if (!known.has(tenant)) throw new ConfigError(`ADMIN_TOKENS: entry "${token.name}" names tenant "${tenant}", which no endpoint has`);
+    }
+  }
+}
+
 function parseAdminTokens(raw: string): AdminToken[] {
   const tokens = raw
     .split(',')
@@ -82,7 +99,8 @@ function parseAdminTokens(raw: string): AdminToken[] {
       const first = entry.indexOf(':');
       const second = entry.indexOf(':', first + 1);
       const name = entry.slice(0, first);
-      const role = entry.slice(first + 1, second);
+      // `role` or `role@tenant+tenant`: a token limited to those tenants.
+      const [role, scope] = splitOnce(entry.slice(first + 1, second), '@');
       const token = entry.slice(second + 1);
       if (first <= 0 || second <= first || !name || !token) {
         throw new ConfigError(`ADMIN_TOKENS: entry ${index + 1} is not "name:role:token"`);
@@ -91,17 +109,25 @@ function parseAdminTokens(raw: string): AdminToken[] {
         // The value is not echoed: with the fields in the wrong order it is the token.
         throw new ConfigError(`ADMIN_TOKENS: entry ${index + 1} has no role viewer or operator in its second field ("name:role:token")`);
       }
+      let tenants: Set<string> | undefined;
+      if (scope !== undefined) {
+        const list = scope.split('+');
+        if (list.some((t) => t === '')) throw new ConfigError(`ADMIN_TOKENS: entry "${name}" has an empty tenant list or tenant ("role@tenant+tenant")`);
+        const bad = list.find((t) => !TENANT_ID.test(t));
+        if (bad !== undefined) throw new ConfigError(`ADMIN_TOKENS: entry "${name}" has a tenant that is not letters, digits, ".", "_" or "-"`);
+        tenants = new Set(list);
+      }
       if (token.startsWith('sha256:')) {
         const hex = token.slice('sha256:'.length);
         if (!/^[0-9a-fA-F]{64}$/.test(hex)) {
           throw new ConfigError(`ADMIN_TOKENS: entry "${name}" has a sha256 token that is not 64 hex digits`);
         }
-        return { name, role: role as AdminRole, sha256: Buffer.from(hex, 'hex') };
+        return { name, role: role as AdminRole, tenants, sha256: Buffer.from(hex, 'hex') };
       }
       if (token.length < 16) {
         throw new ConfigError(`ADMIN_TOKENS: entry "${name}" has a token shorter than 16 characters`);
       }
-      return { name, role: role as AdminRole, sha256: sha256(token) };
+      return { name, role: role as AdminRole, tenants, sha256: sha256(token) };
     });
   const names = new Set<string>();
   for (const t of tokens) {
@@ -331,13 +357,16 @@ export function loadConfig(env: Env): AppConfig {
     );
   }
 
+  const endpoints = loadEndpoints(endpointsFile, env, production, { production, allowHttp, identityDays });
+  checkTokenTenants(adminTokens, endpoints);
+
   return {
     production,
     ...loadDatabaseConfig(env),
     databasePoolSize: int('DATABASE_POOL_SIZE', env, 20, 2, 500),
     port: int('PORT', env, 3000, 0, 65535),
     endpointsFile,
-    endpoints: loadEndpoints(endpointsFile, env, production, { production, allowHttp, identityDays }),
+    endpoints,
     adminTokens,
     generatedAdminToken,
     destinations: loadDestinationVariables(env, relayTimeoutMs),

@@ -12,7 +12,7 @@ export const ADMIN_PAYLOAD_COLUMNS = 'payload, payload_sealed';
 
 /** Row lock for an admin change (same transaction as its audit row). */
 export const ADMIN_LOCK = `
-  SELECT status, status_reason, endpoint_id, event_type, source_facts, NOT ${PAYLOAD_STORED} AS payload_purged
+  SELECT status, status_reason, tenant_id, endpoint_id, event_type, source_facts, NOT ${PAYLOAD_STORED} AS payload_purged
     FROM webhook_inbox WHERE id = $1 FOR UPDATE`;
 
 /** Re-queue with the same identity: a fresh attempt budget, due at $2. */
@@ -55,18 +55,24 @@ export const ADMIN_BACKLOG = `
   UNION ALL
   SELECT 'quarantined', count(*)::int, NULL FROM webhook_inbox WHERE status = 'quarantined'`;
 
-export const ADMIN_STATS_BY_STATUS = `SELECT status, count(*)::int AS n FROM webhook_inbox GROUP BY status`;
+/** $1: the caller's tenants, NULL for all (so are the stats queries below; the latency's is $2). */
+export const ADMIN_STATS_BY_STATUS = `
+  SELECT status, count(*)::int AS n FROM webhook_inbox WHERE ($1::text[] IS NULL OR tenant_id = ANY($1)) GROUP BY status`;
+
+export const ADMIN_STATS_OLDEST_PENDING = `
+  SELECT min(received_at) AS oldest FROM webhook_inbox WHERE status = 'pending' AND ($1::text[] IS NULL OR tenant_id = ANY($1))`;
 
 export const ADMIN_STATS_ATTEMPTS = `
   SELECT count(*) FILTER (WHERE status = 'pending' AND attempts > 0)::int AS retrying,
          coalesce(max(attempts), 0)::int AS max_attempts
-    FROM webhook_inbox WHERE status IN ('pending', 'processing', 'quarantined')`;
+    FROM webhook_inbox WHERE status IN ('pending', 'processing', 'quarantined') AND ($1::text[] IS NULL OR tenant_id = ANY($1))`;
 
 /** The most frequent errors of open rows, grouped by provider and type. */
 export const ADMIN_STATS_FAILURES = `
   SELECT provider, event_type AS type, left(last_error, 200) AS error, count(*)::int AS n
     FROM webhook_inbox
    WHERE status IN ('pending', 'processing', 'quarantined') AND last_error IS NOT NULL
+     AND ($1::text[] IS NULL OR tenant_id = ANY($1))
    GROUP BY 1, 2, 3 ORDER BY n DESC, 1, 2, 3 LIMIT 20`;
 
 /** Accept-to-done percentiles of events completed since $1. */
@@ -74,7 +80,7 @@ export const ADMIN_STATS_LATENCY = `
   SELECT count(*)::int AS completed,
          percentile_cont(ARRAY[0.5, 0.95, 0.99]) WITHIN GROUP (
            ORDER BY extract(epoch FROM completed_at - received_at)) AS p
-    FROM webhook_inbox WHERE status = 'done' AND completed_at >= $1`;
+    FROM webhook_inbox WHERE status = 'done' AND completed_at >= $1 AND ($2::text[] IS NULL OR tenant_id = ANY($2))`;
 
 /**
  * Recent activity for the console's overview: accepted since $1 (index
@@ -82,8 +88,9 @@ export const ADMIN_STATS_LATENCY = `
  * ADMIN_STATS_LATENCY).
  */
 export const ADMIN_ACTIVITY = `
-  SELECT (SELECT count(*) FROM webhook_inbox WHERE received_at >= $1)::int AS accepted,
-         (SELECT count(*) FROM webhook_inbox WHERE status = 'done' AND completed_at >= $1)::int AS done`;
+  SELECT (SELECT count(*) FROM webhook_inbox WHERE received_at >= $1 AND ($2::text[] IS NULL OR tenant_id = ANY($2)))::int AS accepted,
+         (SELECT count(*) FROM webhook_inbox WHERE status = 'done' AND completed_at >= $1
+             AND ($2::text[] IS NULL OR tenant_id = ANY($2)))::int AS done`;
 
 /** Per endpoint: the open rows (partial indexes) and those accepted since $1. */
 export const ADMIN_ACTIVITY_BY_ENDPOINT = `
@@ -93,7 +100,8 @@ export const ADMIN_ACTIVITY_BY_ENDPOINT = `
          count(*) FILTER (WHERE status = 'quarantined')::int AS quarantined,
          count(*) FILTER (WHERE received_at >= $1)::int AS accepted
     FROM webhook_inbox
-   WHERE status IN ('pending', 'processing', 'quarantined') OR received_at >= $1
+   WHERE (status IN ('pending', 'processing', 'quarantined') OR received_at >= $1)
+     AND ($2::text[] IS NULL OR tenant_id = ANY($2))
    GROUP BY endpoint_id ORDER BY endpoint_id`;
 
 /** One event's attempt history, oldest first (index webhook_inbox_attempts_inbox). */

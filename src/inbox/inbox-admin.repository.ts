@@ -11,6 +11,7 @@ import {
   ADMIN_STATS_BY_STATUS,
   ADMIN_STATS_FAILURES,
   ADMIN_STATS_LATENCY,
+  ADMIN_STATS_OLDEST_PENDING,
   ADMIN_VIEW_COLUMNS,
   adminReplayBatch,
   ADMIN_ACTIVITY,
@@ -55,15 +56,14 @@ export class InboxAdminRepository {
     return view;
   }
 
-  /** Locks the row for an admin change in `tx`; undefined when it does not exist. */
   async attemptsOf(id: string): Promise<InboxAttempt[]> {
     return this.dataSource.query(ATTEMPTS_OF_EVENT, [id]);
   }
 
-  async activitySince(since: Date): Promise<InboxActivity> {
+  async activitySince(since: Date, tenants: readonly string[] | undefined): Promise<InboxActivity> {
     const [[totals], byEndpoint] = await Promise.all([
-      this.dataSource.query(ADMIN_ACTIVITY, [since]) as Promise<{ accepted: number; done: number }[]>,
-      this.dataSource.query(ADMIN_ACTIVITY_BY_ENDPOINT, [since]) as Promise<
+      this.dataSource.query(ADMIN_ACTIVITY, [since, tenants ?? null]) as Promise<{ accepted: number; done: number }[]>,
+      this.dataSource.query(ADMIN_ACTIVITY_BY_ENDPOINT, [since, tenants ?? null]) as Promise<
         { endpoint_id: string; pending: number; processing: number; quarantined: number; accepted: number }[]
       >,
     ]);
@@ -80,9 +80,10 @@ export class InboxAdminRepository {
     };
   }
 
-  async lock(tx: EntityManager, id: string): Promise<(ReplayCandidate & { payloadPurged: boolean }) | undefined> {
-    const rows: (CandidateRow & { payload_purged: boolean })[] = await tx.query(ADMIN_LOCK, [id]);
-    return rows[0] && { ...toCandidate(rows[0]), payloadPurged: rows[0].payload_purged };
+  /** Locks the row for an admin change in `tx`; undefined when it does not exist. */
+  async lock(tx: EntityManager, id: string): Promise<(ReplayCandidate & { tenantId: string; payloadPurged: boolean }) | undefined> {
+    const rows: (CandidateRow & { tenant_id: string; payload_purged: boolean })[] = await tx.query(ADMIN_LOCK, [id]);
+    return rows[0] && { ...toCandidate(rows[0]), tenantId: rows[0].tenant_id, payloadPurged: rows[0].payload_purged };
   }
 
   async replay(tx: EntityManager, id: string, now: Date): Promise<void> {
@@ -179,18 +180,19 @@ export class InboxAdminRepository {
     };
   }
 
-  async stats(latencySince: Date): Promise<InboxStats> {
-    const [byStatus, backlog, attempts, failures, latency] = await Promise.all([
-      this.dataSource.query(ADMIN_STATS_BY_STATUS) as Promise<{ status: string; n: number }[]>,
-      this.backlog(),
-      this.dataSource.query(ADMIN_STATS_ATTEMPTS) as Promise<{ retrying: number; max_attempts: number }[]>,
-      this.dataSource.query(ADMIN_STATS_FAILURES) as Promise<{ provider: string; type: string; error: string; n: number }[]>,
-      this.dataSource.query(ADMIN_STATS_LATENCY, [latencySince]) as Promise<{ completed: number; p: number[] | null }[]>,
+  async stats(latencySince: Date, tenants: readonly string[] | undefined): Promise<InboxStats> {
+    const scope = [tenants ?? null];
+    const [byStatus, oldest, attempts, failures, latency] = await Promise.all([
+      this.dataSource.query(ADMIN_STATS_BY_STATUS, scope) as Promise<{ status: string; n: number }[]>,
+      this.dataSource.query(ADMIN_STATS_OLDEST_PENDING, scope) as Promise<{ oldest: Date | null }[]>,
+      this.dataSource.query(ADMIN_STATS_ATTEMPTS, scope) as Promise<{ retrying: number; max_attempts: number }[]>,
+      this.dataSource.query(ADMIN_STATS_FAILURES, scope) as Promise<{ provider: string; type: string; error: string; n: number }[]>,
+      this.dataSource.query(ADMIN_STATS_LATENCY, [latencySince, tenants ?? null]) as Promise<{ completed: number; p: number[] | null }[]>,
     ]);
     const p = latency[0].p;
     return {
       byStatus: Object.fromEntries(byStatus.map((r) => [r.status, r.n])),
-      oldestPendingReceivedAt: backlog.oldestPendingReceivedAt,
+      oldestPendingReceivedAt: oldest[0].oldest,
       retrying: attempts[0].retrying,
       maxAttempts: attempts[0].max_attempts,
       recurringFailures: failures.map((f) => ({ provider: f.provider, type: f.type, error: f.error, count: f.n })),
@@ -239,6 +241,7 @@ function inboxFilterWhere(f: InboxFilter): SqlWhere {
   if (f.provider) w.add('provider = ?', f.provider);
   if (f.type) w.add('event_type = ?', f.type);
   if (f.tenant) w.add('tenant_id = ?', f.tenant);
+  if (f.tenants) w.add('tenant_id = ANY(?::text[])', f.tenants);
   if (f.endpoint) w.add('endpoint_id = ?', f.endpoint);
   if (f.from) w.add('received_at >= ?', f.from);
   if (f.to) w.add('received_at < ?', f.to);

@@ -5,6 +5,7 @@ import { Actor, AuditService } from '../audit/audit.service';
 import { Clock } from '../common/clock';
 import { ConflictError, NotFoundError } from '../common/errors';
 import { Page, PageRequest } from '../common/pagination';
+import { inScope, TenantScope } from '../common/tenant-scope';
 import { afterCommit, transactionWithAfterCommit } from '../database/after-commit';
 import { PgNotifications } from '../database/pg-notifications';
 import { ReplayRefusal, replayRefusal } from './acceptance';
@@ -61,8 +62,23 @@ export class InboxAdminService {
     return this.repository.list(filter, page);
   }
 
-  get(id: string, withPayload: boolean): Promise<InboxEventView | undefined> {
-    return this.repository.get(id, withPayload);
+  /**
+   * One event, undefined when it does not exist or is outside `tenants`. With
+   * `payloadReader` (an operator) the payload is included and the read audited.
+   */
+  async get(id: string, tenants: TenantScope, payloadReader?: Actor): Promise<InboxEventView | undefined> {
+    const who = payloadReader;
+    if (!who) {
+      const event = await this.repository.get(id, false);
+      return event && inScope(tenants, event.tenantId) ? event : undefined;
+    }
+    // The read and its audit row (who, which row, when; never the payload) commit together.
+    return this.dataSource.transaction(async (tx) => {
+      const event = await this.repository.get(id, true);
+      if (!event || !inScope(tenants, event.tenantId)) return undefined;
+      await this.audit.record(tx, who, { action: 'inbox.payload_read', target: `inbox:${id}`, reason: 'payload read' });
+      return event;
+    });
   }
 
   /** Every processing attempt of one event, oldest first (the history its outcome statements wrote). */
@@ -71,8 +87,8 @@ export class InboxAdminService {
   }
 
   /** Accepted and done since `since`, and per endpoint the open rows and those accepted since. */
-  activitySince(since: Date): Promise<InboxActivity> {
-    return this.repository.activitySince(since);
+  activitySince(since: Date, tenants: TenantScope): Promise<InboxActivity> {
+    return this.repository.activitySince(since, tenants);
   }
 
   /**
@@ -81,10 +97,10 @@ export class InboxAdminService {
    * or a refusal of its endpoint (`source_not_accepted`, `event_type_not_accepted`,
    * `source_facts_missing`, `endpoint_not_configured`): that refusal is audited.
    */
-  async replay(who: Actor, id: string, reason: string): Promise<InboxStatusChange & { auditId: string }> {
+  async replay(who: Actor, id: string, reason: string, tenants: TenantScope): Promise<InboxStatusChange & { auditId: string }> {
     const result = await transactionWithAfterCommit(this.dataSource, async (tx): Promise<ReplayOutcome> => {
       const row = await this.repository.lock(tx, id);
-      if (!row) throw notFound();
+      if (!row || !inScope(tenants, row.tenantId)) throw notFound();
       if (!REPLAYABLE.includes(row.status)) throw new ConflictError('not_replayable', `an event in status ${row.status} cannot be replayed`);
       const refused = replayRefusal(this.config.endpoints, row);
       if (refused) {
@@ -113,10 +129,10 @@ export class InboxAdminService {
   }
 
   /** Stops one pending event, or an in-flight one (its worker loses the fence). */
-  quarantine(who: Actor, id: string, reason: string): Promise<InboxStatusChange & { auditId: string }> {
+  quarantine(who: Actor, id: string, reason: string, tenants: TenantScope): Promise<InboxStatusChange & { auditId: string }> {
     return transactionWithAfterCommit(this.dataSource, async (tx) => {
       const row = await this.repository.lock(tx, id);
-      if (!row) throw notFound();
+      if (!row || !inScope(tenants, row.tenantId)) throw notFound();
       if (row.status !== 'pending' && row.status !== 'processing') {
         throw new ConflictError('not_quarantinable', `an event in status ${row.status} cannot be quarantined`);
       }
@@ -198,8 +214,8 @@ export class InboxAdminService {
     return this.repository.backlog();
   }
 
-  stats(latencySince: Date): Promise<InboxStats> {
-    return this.repository.stats(latencySince);
+  stats(latencySince: Date, tenants: TenantScope): Promise<InboxStats> {
+    return this.repository.stats(latencySince, tenants);
   }
 
   /** Throttled and best effort: a missed wake only waits for the next poll. */

@@ -107,6 +107,8 @@ export interface InboxFilter {
   type?: string;
   tenant?: string;
   endpoint?: string;
+  /** The caller's tenant scope (a token limited to tenants); undefined: all. */
+  tenants?: readonly string[];
   /** received_at >= from */
   from?: Date;
   /** received_at < to */

@@ -4,7 +4,7 @@ export const ADMIN_OUTBOX_COLUMNS = `id, operation_key, destination, operation_t
   next_attempt_at, locked_by, locked_until, last_error, last_status_code, outcome_unknown, source_event_id,
   created_at, delivered_at`;
 
-export const ADMIN_OUTBOX_LOCK = `SELECT status FROM outbox WHERE id = $1 FOR UPDATE`;
+export const ADMIN_OUTBOX_LOCK = `SELECT status, tenant_id FROM outbox WHERE id = $1 FOR UPDATE`;
 
 /**
  * Back to pending under the same operation key with a fresh attempt budget.
@@ -31,16 +31,23 @@ export const ADMIN_OUTBOX_BACKLOG = `
   UNION ALL
   SELECT 'dead', count(*)::int, NULL FROM outbox WHERE status = 'dead'`;
 
-export const ADMIN_OUTBOX_BY_STATUS = `SELECT status, count(*)::int AS n FROM outbox GROUP BY status`;
+/** $1: the caller's tenants, NULL for all (so are the stats queries below). */
+export const ADMIN_OUTBOX_BY_STATUS = `SELECT status, count(*)::int AS n FROM outbox WHERE ($1::text[] IS NULL OR tenant_id = ANY($1)) GROUP BY status`;
+
+export const ADMIN_OUTBOX_OLDEST_PENDING = `
+  SELECT min(created_at) AS oldest FROM outbox WHERE status = 'pending' AND ($1::text[] IS NULL OR tenant_id = ANY($1))`;
 
 export const ADMIN_OUTBOX_FAILURES = `
   SELECT destination, operation_type AS type, left(last_error, 200) AS error, count(*)::int AS n
     FROM outbox
    WHERE status IN ('pending', 'delivering', 'unresolved', 'dead') AND last_error IS NOT NULL
+     AND ($1::text[] IS NULL OR tenant_id = ANY($1))
    GROUP BY 1, 2, 3 ORDER BY n DESC, 1, 2, 3 LIMIT 20`;
 
 /** Entries delivered since $1 (a scan of delivered rows, which retention keeps few). */
-export const ADMIN_OUTBOX_DELIVERED_SINCE = `SELECT count(*)::int AS n FROM outbox WHERE status = 'delivered' AND delivered_at >= $1`;
+export const ADMIN_OUTBOX_DELIVERED_SINCE = `
+  SELECT count(*)::int AS n FROM outbox
+   WHERE status = 'delivered' AND delivered_at >= $1 AND ($2::text[] IS NULL OR tenant_id = ANY($2))`;
 
 /** The entries an inbox event's business transaction wrote (index outbox_source_event). */
 export const ENTRIES_OF_EVENT = `SELECT ${ADMIN_OUTBOX_COLUMNS} FROM outbox WHERE source_event_id = $1 ORDER BY id`;

@@ -12,6 +12,7 @@ import {
   ADMIN_OUTBOX_DELIVERED_SINCE,
   ATTEMPTS_OF_ENTRIES,
   ENTRIES_OF_EVENT,
+  ADMIN_OUTBOX_OLDEST_PENDING,
 } from './outbox-admin.queries';
 import { OutboxAttempt, OutboxBacklog, OutboxEntryView, OutboxFilter, OutboxStats, OutboxStatus } from './outbox.types';
 
@@ -25,6 +26,7 @@ export class OutboxAdminRepository {
     if (filter.status) where.add('status = ?', filter.status);
     if (filter.destination) where.add('destination = ?', filter.destination);
     if (filter.tenant) where.add('tenant_id = ?', filter.tenant);
+    if (filter.tenants) where.add('tenant_id = ANY(?::text[])', filter.tenants);
     if (filter.from) where.add('created_at >= ?', filter.from);
     if (filter.to) where.add('created_at < ?', filter.to);
     const columns = ADMIN_OUTBOX_COLUMNS + (withPayload ? ', payload' : '');
@@ -39,8 +41,8 @@ export class OutboxAdminRepository {
     return rows[0] && toOutboxView(rows[0], withPayload);
   }
 
-  async deliveredSince(since: Date): Promise<number> {
-    const rows: { n: number }[] = await this.dataSource.query(ADMIN_OUTBOX_DELIVERED_SINCE, [since]);
+  async deliveredSince(since: Date, tenants: readonly string[] | undefined): Promise<number> {
+    const rows: { n: number }[] = await this.dataSource.query(ADMIN_OUTBOX_DELIVERED_SINCE, [since, tenants ?? null]);
     return rows[0].n;
   }
 
@@ -66,9 +68,9 @@ export class OutboxAdminRepository {
     }));
   }
 
-  async lock(tx: EntityManager, id: string): Promise<OutboxStatus | undefined> {
-    const rows: { status: OutboxStatus }[] = await tx.query(ADMIN_OUTBOX_LOCK, [id]);
-    return rows[0]?.status;
+  async lock(tx: EntityManager, id: string): Promise<{ status: OutboxStatus; tenantId: string } | undefined> {
+    const rows: { status: OutboxStatus; tenant_id: string }[] = await tx.query(ADMIN_OUTBOX_LOCK, [id]);
+    return rows[0] && { status: rows[0].status, tenantId: rows[0].tenant_id };
   }
 
   async requeue(tx: EntityManager, id: string, now: Date): Promise<void> {
@@ -91,15 +93,16 @@ export class OutboxAdminRepository {
     };
   }
 
-  async stats(): Promise<OutboxStats> {
-    const [byStatus, backlog, failures] = await Promise.all([
-      this.dataSource.query(ADMIN_OUTBOX_BY_STATUS) as Promise<{ status: string; n: number }[]>,
-      this.backlog(),
-      this.dataSource.query(ADMIN_OUTBOX_FAILURES) as Promise<{ destination: string; type: string; error: string; n: number }[]>,
+  async stats(tenants: readonly string[] | undefined): Promise<OutboxStats> {
+    const scope = [tenants ?? null];
+    const [byStatus, oldest, failures] = await Promise.all([
+      this.dataSource.query(ADMIN_OUTBOX_BY_STATUS, scope) as Promise<{ status: string; n: number }[]>,
+      this.dataSource.query(ADMIN_OUTBOX_OLDEST_PENDING, scope) as Promise<{ oldest: Date | null }[]>,
+      this.dataSource.query(ADMIN_OUTBOX_FAILURES, scope) as Promise<{ destination: string; type: string; error: string; n: number }[]>,
     ]);
     return {
       byStatus: Object.fromEntries(byStatus.map((r) => [r.status, r.n])),
-      oldestPendingCreatedAt: backlog.oldestPendingCreatedAt,
+      oldestPendingCreatedAt: oldest[0].oldest,
       recurringFailures: failures.map((f) => ({ destination: f.destination, type: f.type, error: f.error, count: f.n })),
     };
   }

@@ -4,6 +4,7 @@ import { Actor, AuditService } from '../audit/audit.service';
 import { Clock } from '../common/clock';
 import { ConflictError, NotFoundError } from '../common/errors';
 import { Page, PageRequest } from '../common/pagination';
+import { inScope, TenantScope } from '../common/tenant-scope';
 import { afterCommit, transactionWithAfterCommit } from '../database/after-commit';
 import { PgNotifications } from '../database/pg-notifications';
 import { OutboxAdminRepository } from './outbox-admin.repository';
@@ -31,8 +32,8 @@ export class OutboxAdminService {
   }
 
   /** How many entries were delivered since `since`. */
-  deliveredSince(since: Date): Promise<number> {
-    return this.repository.deliveredSince(since);
+  deliveredSince(since: Date, tenants: TenantScope): Promise<number> {
+    return this.repository.deliveredSince(since, tenants);
   }
 
   /** The entries an inbox event's business transaction wrote, oldest first. */
@@ -45,14 +46,29 @@ export class OutboxAdminService {
     return this.repository.attemptsOf(ids);
   }
 
-  get(id: string, withPayload: boolean): Promise<OutboxEntryView | undefined> {
-    return this.repository.get(id, withPayload);
+  /**
+   * One entry, undefined when it does not exist or is outside `tenants`. With
+   * `payloadReader` (an operator) the payload is included and the read audited.
+   */
+  async get(id: string, tenants: TenantScope, payloadReader?: Actor): Promise<OutboxEntryView | undefined> {
+    const who = payloadReader;
+    if (!who) {
+      const entry = await this.repository.get(id, false);
+      return entry && inScope(tenants, entry.tenantId) ? entry : undefined;
+    }
+    // The read and its audit row commit together: no payload leaves without its trace.
+    return this.dataSource.transaction(async (tx) => {
+      const entry = await this.repository.get(id, true);
+      if (!entry || !inScope(tenants, entry.tenantId)) return undefined;
+      await this.audit.record(tx, who, { action: 'outbox.payload_read', target: `outbox:${id}`, reason: 'payload read' });
+      return entry;
+    });
   }
 
   /** A dead or unresolved entry goes back to pending under the same operation key. */
-  retry(who: Actor, id: string, reason: string): Promise<OutboxStatusChange & { auditId: string }> {
+  retry(who: Actor, id: string, reason: string, tenants: TenantScope): Promise<OutboxStatusChange & { auditId: string }> {
     return transactionWithAfterCommit(this.dataSource, async (tx) => {
-      const status = await this.lock(tx, id);
+      const status = await this.lock(tx, id, tenants);
       if (status !== 'dead' && status !== 'unresolved') {
         throw new ConflictError('not_retryable', `an entry in status ${status} cannot be retried`);
       }
@@ -66,9 +82,15 @@ export class OutboxAdminService {
   }
 
   /** An operator's decision on an unresolved entry: it was applied (delivered), or send it again (retry). */
-  resolve(who: Actor, id: string, outcome: 'delivered' | 'retry', reason: string): Promise<OutboxStatusChange & { auditId: string }> {
+  resolve(
+    who: Actor,
+    id: string,
+    outcome: 'delivered' | 'retry',
+    reason: string,
+    tenants: TenantScope,
+  ): Promise<OutboxStatusChange & { auditId: string }> {
     return transactionWithAfterCommit(this.dataSource, async (tx) => {
-      const status = await this.lock(tx, id);
+      const status = await this.lock(tx, id, tenants);
       if (status !== 'unresolved') throw new ConflictError('not_unresolved', `an entry in status ${status} needs no resolution`);
       const now = this.clock.now();
       if (outcome === 'delivered') await this.repository.markDelivered(tx, id, now);
@@ -85,14 +107,15 @@ export class OutboxAdminService {
     return this.repository.backlog();
   }
 
-  stats(): Promise<OutboxStats> {
-    return this.repository.stats();
+  stats(tenants: TenantScope): Promise<OutboxStats> {
+    return this.repository.stats(tenants);
   }
 
-  private async lock(tx: EntityManager, id: string): Promise<OutboxStatus> {
-    const status = await this.repository.lock(tx, id);
-    if (!status) throw new NotFoundError('outbox_entry_not_found', 'no outbox entry with this id');
-    return status;
+  /** Locks the entry; 404 when it does not exist or is outside `tenants` (never a hint that it exists). */
+  private async lock(tx: EntityManager, id: string, tenants: TenantScope): Promise<OutboxStatus> {
+    const row = await this.repository.lock(tx, id);
+    if (!row || !inScope(tenants, row.tenantId)) throw new NotFoundError('outbox_entry_not_found', 'no outbox entry with this id');
+    return row.status;
   }
 
   /** Throttled and best effort: a missed wake only waits for the next poll. */

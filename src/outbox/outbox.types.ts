@@ -9,6 +9,8 @@ export interface OutboxFilter {
   status?: OutboxStatus;
   destination?: string;
   tenant?: string;
+  /** The caller's tenant scope (a token limited to tenants); undefined: all. */
+  tenants?: readonly string[];
   from?: Date;
   to?: Date;
 }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { TenantScope } from '../common/tenant-scope';
 import { AuditService } from '../audit/audit.service';
 import { InboxAdminService } from '../inbox/inbox-admin.service';
 import { InboxEventView } from '../inbox/inbox.types';
@@ -60,9 +61,9 @@ export class TimelineService {
     private readonly audit: AuditService,
   ) {}
 
-  /** Undefined when there is no such event. */
-  async ofEvent(id: string): Promise<Timeline | undefined> {
-    const event = await this.inbox.get(id, false);
+  /** Undefined when there is no such event, or it is outside `tenants`. */
+  async ofEvent(id: string, tenants: TenantScope): Promise<Timeline | undefined> {
+    const event = await this.inbox.get(id, tenants);
     if (!event) return undefined;
     const [attempts, transitions, operations] = await Promise.all([
       this.inbox.attemptsOf(id),
