@@ -135,6 +135,7 @@ CREATE TABLE webhook_inbox (
   deliveries integer NOT NULL DEFAULT 1,
   last_delivery_at timestamp with time zone NOT NULL DEFAULT now(),
   digest_conflicts integer NOT NULL DEFAULT 0,
+  source_facts jsonb,
   confirmation jsonb,
   payload_sealed bytea,
   payload_key_id text,
