@@ -37,6 +37,8 @@ describe('An instance serves only its roles', () => {
     ['POST', '/admin/inbox/replay'],
     ['GET', '/docs'],
     ['GET', '/docs-json'],
+    ['GET', '/console'],
+    ['GET', '/admin/inbox/1/timeline'],
   ])('answers %s %s with 404, even with an operator token', async (method, path) => {
     const call = method === 'GET' ? request(t.url).get(path) : request(t.url).post(path).send({ filter: {}, dryRun: true, reason: 'x' });
     const res = await call.set('Authorization', `Bearer ${OPERATOR_TOKEN}`);
