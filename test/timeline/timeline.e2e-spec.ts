@@ -114,7 +114,8 @@ describe('event timeline', () => {
     const bulk = await request(t.url)
       .post('/admin/inbox/replay')
       .set('Authorization', `Bearer ${OPERATOR_TOKEN}`)
-      .send({ filter: { type: 'payment_intent.created' }, dryRun: false, reason: 'reprocess created events' });
+      // The event was ignored (no handler): a bulk replay takes ignored rows only when the filter names them.
+      .send({ filter: { status: 'ignored', type: 'payment_intent.created' }, dryRun: false, reason: 'reprocess created events' });
     expect(bulk.body).toMatchObject({ count: 1 });
     const res = await timeline(row.id);
     expect(res.body.entries.filter((e: Entry) => e.kind === 'operator_action').map((e: Entry) => e.detail)).toMatchObject([
