@@ -644,6 +644,63 @@ function print(table: (Row & { spread: string })[]): void {
   }
 }
 
+/**
+ * Valid requests' latency while `SLOW` strangers hold connections open, each
+ * trickling one byte of a never-ending request head every second (slowloris),
+ * against the same load with no strangers, on one service in the same run.
+ */
+async function slowConnections(server: BenchServer): Promise<void> {
+  const SLOW = 500;
+  const db = await freshDatabase(server);
+  const service = await startService(db.url, { ROLES: 'api' });
+  const port = Number(new URL(service.url).port);
+  const measure = async (tag: string) => {
+    const count = quick ? 2000 : 6000;
+    const wire = serialize(
+      Array.from({ length: count }, (_, i) => {
+        const id = `evt_slow_${tag}_${i}`;
+        return { path: '/webhooks/stripe-acme', ...signRequest('stripe', BENCH_STRIPE_SECRET, payload(id, `o${i}`)) };
+      }),
+    );
+    const started = performance.now();
+    const load = await runLoad(port, wire, 16);
+    return { rate: load.ok.length / ((performance.now() - started) / 1000), ...summarize(load.latencies), ok: load.ok.length, count };
+  };
+  const sockets: import('node:net').Socket[] = [];
+  let trickle: NodeJS.Timeout | undefined;
+  try {
+    await measure('warm');
+    const alone = await measure('alone');
+    const { connect } = await import('node:net');
+    let closedEarly = 0;
+    for (let i = 0; i < SLOW; i++) {
+      const socket = connect({ port, host: '127.0.0.1' });
+      socket.on('error', () => undefined);
+      socket.on('close', () => closedEarly++);
+      socket.write('POST /webhooks/stripe-acme HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+      sockets.push(socket);
+    }
+    trickle = setInterval(() => {
+      for (const socket of sockets) if (socket.writable) socket.write('x');
+    }, 1000);
+    const slowed = await measure('slowed');
+    rows.push({
+      stage: `ingestion: valid requests (16 in flight) while ${SLOW} slow connections trickle a byte a second`,
+      value: slowed.p99,
+      unit: 'ms p99',
+      notes:
+        `p50 ${slowed.p50} ms, ${round(slowed.rate, 0)} accepted/s (${slowed.ok}/${slowed.count}); ` +
+        `alone in the same run: p50 ${alone.p50} ms, p99 ${alone.p99} ms, ${round(alone.rate, 0)} accepted/s; ` +
+        `throughput ratio ${round(slowed.rate / alone.rate, 2)}; ${closedEarly} slow connections already closed by the header deadline`,
+    });
+  } finally {
+    if (trickle) clearInterval(trickle);
+    for (const socket of sockets) socket.destroy();
+    await service.stop();
+    await db.drop();
+  }
+}
+
 async function main(): Promise<void> {
   mkdirSync(join(__dirname, 'results'), { recursive: true });
   const server = await startServer({ statements: withStatements });
@@ -735,6 +792,10 @@ async function main(): Promise<void> {
       }
       pushTracingRatios('end to end service CPU per event', cpu);
       pushTracingRatios('end to end p50 latency', p50s);
+    }
+    if (wanted('slowloris')) {
+      log('valid requests among slow connections...');
+      await slowConnections(server);
     }
     if (wanted('hygiene')) {
       log('claim with a large history...');
