@@ -145,6 +145,7 @@ describe('loadConfig', () => {
     const secret = 'Bearer-looking-secret-value-123';
     expect(errorOf(() => load({ DESTINATION_CRM_BEARER_ENV: secret }))).not.toContain(secret);
     expect(errorOf(() => load({ DESTINATION_CRM_SIGNING_SECRET_ENV: 'S', S: secret }))).not.toContain(secret);
+  });
 
   it('reads tenant scopes of admin tokens (name:role@tenant+tenant:token) and refuses a bad or unknown one', () => {
     const tokens = load({ ADMIN_TOKENS: 'acme:operator@acme:0123456789abcdef,all:viewer:fedcba9876543210' }).adminTokens;
