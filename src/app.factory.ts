@@ -54,10 +54,11 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     app.useLogger(app.get(PinoLogger));
     app.flushLogs();
   }
-  app.use('/console', consoleRouter(consoleDir()));
   app.useGlobalFilters(new HttpExceptionFilter());
   applyHttpServerLimits(app.getHttpServer() as Server, config.http);
   if (config.roles.has('api')) {
+    // The console is a face of the admin API: not on an instance without it.
+    app.use('/console', consoleRouter(consoleDir()));
     setupOpenApi(app);
     mountWebhookRoute(app);
   }
