@@ -2,6 +2,7 @@ import { InitialSchema1764460800000 } from './1764460800000-initial-schema';
 import { RetentionIndexes1764547200000 } from './1764547200000-retention-indexes';
 import { QueueAutovacuum1764633600000 } from './1764633600000-queue-autovacuum';
 import { InboxSourceFacts1764720000000 } from './1764720000000-inbox-source-facts';
+import { OutboundOrder1764806400000 } from './1764806400000-outbound-order';
 import { ProviderReads1764892800000 } from './1764892800000-provider-reads';
 import { Reconciliation1764893800000 } from './1764893800000-reconciliation';
 import { PayloadEncryption1764979200000 } from './1764979200000-payload-encryption';
@@ -15,6 +16,7 @@ export const MIGRATIONS = [
   RetentionIndexes1764547200000,
   QueueAutovacuum1764633600000,
   InboxSourceFacts1764720000000,
+  OutboundOrder1764806400000,
   ProviderReads1764892800000,
   Reconciliation1764893800000,
   PayloadEncryption1764979200000,

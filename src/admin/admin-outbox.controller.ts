@@ -50,7 +50,7 @@ export class AdminOutboxController {
   @Post(':id/resolve')
   @HttpCode(200)
   @Roles('operator')
-  @ApiOperation({ summary: "Record an operator's decision on an unresolved entry: delivered, or retry" })
+  @ApiOperation({ summary: "Record an operator's decision on an unresolved or dead entry: delivered (settled; releases the entries of its aggregate held behind it), or retry" })
   @ApiZodBody(resolveBody)
   @ApiResponse({ status: 409, description: '`not_unresolved`' })
   resolve(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string, @Body() body: unknown) {

@@ -7,6 +7,7 @@ import { ReconciliationModule } from '../reconciliation/reconciliation.module';
 import { TimelineModule } from '../timeline/timeline.module';
 import { AdminAuditController } from './admin-audit.controller';
 import { AdminAuthGuard } from './admin-auth.guard';
+import { AdminDestinationsController } from './admin-destinations.controller';
 import { AdminInboxController } from './admin-inbox.controller';
 import { AdminOrdersController } from './admin-orders.controller';
 import { AdminOutboxController } from './admin-outbox.controller';
@@ -25,6 +26,7 @@ import { AdminStatsController } from './admin-stats.controller';
   controllers: [
     AdminInboxController,
     AdminOutboxController,
+    AdminDestinationsController,
     AdminOrdersController,
     AdminAuditController,
     AdminStatsController,

@@ -63,12 +63,12 @@ export class BacklogMetrics {
     });
     new Gauge({
       name: 'outbox_backlog',
-      help: 'Outbox entries by open status (pending, delivering, unresolved, dead)',
+      help: 'Outbox entries by open status (pending, delivering, unresolved, dead), and held: the pending ones waiting for an earlier entry of their aggregate',
       labelNames: ['status'],
       registers: [registry],
       async collect() {
         const { outbox } = await self.snapshot();
-        for (const status of ['pending', 'delivering', 'unresolved', 'dead'] as const) this.set({ status }, outbox[status]);
+        for (const status of ['pending', 'held', 'delivering', 'unresolved', 'dead'] as const) this.set({ status }, outbox[status]);
       },
     });
     new Gauge({

@@ -28,12 +28,15 @@ export function operationKeysOf(tenantId: string, orderId: string): string[] {
 export function effectsOf(order: Order, to: OrderStatus, ctx: EffectContext): OutboxWrite[] {
   const { tenantId, id: orderId, totalMinor: amountMinor, currency } = order;
   const { sourceEventId } = ctx;
+  // Each destination receives an order's operations in the order they happened (paid before refunded).
+  const aggregate = `order:${orderId}`;
   const erp = (kind: 'paid' | 'refunded'): OutboxWrite => {
     const operationKey = `erp:order-${kind}:${tenantId}:${orderId}`;
     const type = kind === 'paid' ? 'order.paid' : 'order.refunded';
     return {
       tenantId,
       sourceEventId,
+      aggregate,
       destination: 'erp',
       operationKey,
       operationType: type,
@@ -43,6 +46,7 @@ export function effectsOf(order: Order, to: OrderStatus, ctx: EffectContext): Ou
   const email = (template: 'receipt' | 'refund'): OutboxWrite => ({
     tenantId,
     sourceEventId,
+    aggregate,
     destination: 'email',
     operationKey: `email:${template}:${tenantId}:${orderId}`,
     operationType: `email.${template}`,

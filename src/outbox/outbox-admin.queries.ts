@@ -1,8 +1,15 @@
 /** Operator SQL of `outbox` (reads and repairs for the admin API and /metrics): never on the relay's path. */
 
+/** The earliest earlier entry of a pending row's aggregate and destination that is not delivered (index outbox_aggregate). */
+const HELD_BY = (o: string) => `CASE WHEN ${o}.status = 'pending' AND ${o}.aggregate IS NOT NULL THEN (
+    SELECT e.id FROM outbox e
+     WHERE e.tenant_id = ${o}.tenant_id AND e.aggregate = ${o}.aggregate AND e.aggregate_seq < ${o}.aggregate_seq
+       AND e.destination = ${o}.destination AND e.status <> 'delivered'
+     ORDER BY e.aggregate_seq LIMIT 1) END`;
+
 export const ADMIN_OUTBOX_COLUMNS = `id, operation_key, destination, operation_type, tenant_id, status, attempts,
   next_attempt_at, locked_by, locked_until, last_error, last_status_code, outcome_unknown, source_event_id,
-  created_at, delivered_at`;
+  created_at, delivered_at, aggregate, aggregate_seq, ${HELD_BY('outbox')} AS held_by`;
 
 export const ADMIN_OUTBOX_LOCK = `SELECT status, tenant_id FROM outbox WHERE id = $1 FOR UPDATE`;
 
@@ -15,6 +22,28 @@ export const ADMIN_OUTBOX_REQUEUE = `
      SET status = 'pending', attempts = 0, next_attempt_at = $2, locked_by = NULL, locked_until = NULL
    WHERE id = $1`;
 
+/** Held entries behind a settled one are due at once (as RECORD_OUTCOMES does for the relay). */
+export const ADMIN_OUTBOX_RELEASE_HELD = `
+  UPDATE outbox n
+     SET next_attempt_at = $2
+    FROM outbox d
+   WHERE d.id = $1 AND d.aggregate IS NOT NULL
+     AND n.tenant_id = d.tenant_id AND n.aggregate = d.aggregate AND n.aggregate_seq > d.aggregate_seq
+     AND n.destination = d.destination AND n.status = 'pending' AND n.next_attempt_at > $2`;
+
+/** Open entries of each destination by status, and how many pending ones are held. */
+export const ADMIN_DESTINATION_BACKLOG = `
+  SELECT destination, status, count(*)::int AS n,
+         count(*) FILTER (WHERE ${HELD_BY('o')} IS NOT NULL)::int AS held
+    FROM outbox o
+   WHERE status IN ('pending', 'delivering', 'unresolved', 'dead')
+   GROUP BY 1, 2`;
+
+/** Every destination's shared state row (circuit, pause, rate limit). */
+export const ADMIN_DESTINATION_STATES = `
+  SELECT destination, circuit, failures, retry_at, probe_until, paused_until, tokens, tokens_at, last_error, changed_at
+    FROM outbox_destinations`;
+
 /** An operator confirmed the destination applied the operation. */
 export const ADMIN_OUTBOX_MARK_DELIVERED = `
   UPDATE outbox
@@ -24,6 +53,8 @@ export const ADMIN_OUTBOX_MARK_DELIVERED = `
 /** Open backlog via partial indexes; delivered rows are never scanned. */
 export const ADMIN_OUTBOX_BACKLOG = `
   SELECT 'pending' AS status, count(*)::int AS n, min(created_at) AS oldest FROM outbox WHERE status = 'pending'
+  UNION ALL
+  SELECT 'held', count(*)::int, NULL FROM outbox o WHERE o.status = 'pending' AND ${HELD_BY('o')} IS NOT NULL
   UNION ALL
   SELECT 'delivering', count(*)::int, NULL FROM outbox WHERE status = 'delivering'
   UNION ALL

@@ -2,19 +2,22 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Page, PageRequest, queryPage, SqlWhere } from '../common/pagination';
 import {
+  ADMIN_DESTINATION_BACKLOG,
+  ADMIN_DESTINATION_STATES,
   ADMIN_OUTBOX_BACKLOG,
   ADMIN_OUTBOX_BY_STATUS,
   ADMIN_OUTBOX_COLUMNS,
   ADMIN_OUTBOX_FAILURES,
   ADMIN_OUTBOX_LOCK,
   ADMIN_OUTBOX_MARK_DELIVERED,
+  ADMIN_OUTBOX_RELEASE_HELD,
   ADMIN_OUTBOX_REQUEUE,
   ADMIN_OUTBOX_DELIVERED_SINCE,
   ATTEMPTS_OF_ENTRIES,
   ENTRIES_OF_EVENT,
   ADMIN_OUTBOX_OLDEST_PENDING,
 } from './outbox-admin.queries';
-import { OutboxAttempt, OutboxBacklog, OutboxEntryView, OutboxFilter, OutboxStats, OutboxStatus } from './outbox.types';
+import { DestinationStateRow, OutboxAttempt, OutboxBacklog, OutboxEntryView, OutboxFilter, OutboxStats, OutboxStatus } from './outbox.types';
 
 /** The operators' `outbox` SQL: lists, repairs, backlog and stats (never on the relay's path). */
 @Injectable()
@@ -77,8 +80,18 @@ export class OutboxAdminRepository {
     await tx.query(ADMIN_OUTBOX_REQUEUE, [id, now]);
   }
 
+  /** Also releases the entries of its aggregate held behind it. */
   async markDelivered(tx: EntityManager, id: string, now: Date): Promise<void> {
     await tx.query(ADMIN_OUTBOX_MARK_DELIVERED, [id, now]);
+    await tx.query(ADMIN_OUTBOX_RELEASE_HELD, [id, now]);
+  }
+
+  destinationStates(): Promise<DestinationStateRow[]> {
+    return this.dataSource.query(ADMIN_DESTINATION_STATES);
+  }
+
+  destinationBacklog(): Promise<{ destination: string; status: OutboxStatus; n: number; held: number }[]> {
+    return this.dataSource.query(ADMIN_DESTINATION_BACKLOG);
   }
 
   async backlog(): Promise<OutboxBacklog> {
@@ -89,6 +102,7 @@ export class OutboxAdminRepository {
       delivering: by.get('delivering')?.n ?? 0,
       unresolved: by.get('unresolved')?.n ?? 0,
       dead: by.get('dead')?.n ?? 0,
+      held: by.get('held')?.n ?? 0,
       oldestPendingCreatedAt: by.get('pending')?.oldest ?? null,
     };
   }
@@ -125,6 +139,9 @@ interface AdminOutboxRow {
   source_event_id: string | null;
   created_at: Date;
   delivered_at: Date | null;
+  aggregate: string | null;
+  aggregate_seq: number | null;
+  held_by: string | null;
   payload?: unknown;
   page_at_us: string;
 }
@@ -147,6 +164,9 @@ function toOutboxView(r: AdminOutboxRow, withPayload: boolean): OutboxEntryView 
     sourceEventId: r.source_event_id === null ? null : String(r.source_event_id),
     createdAt: r.created_at,
     deliveredAt: r.delivered_at,
+    aggregate: r.aggregate,
+    aggregateSeq: r.aggregate_seq,
+    heldBy: r.held_by === null ? null : String(r.held_by),
   };
   if (withPayload) view.payload = r.payload;
   return view;

@@ -7,8 +7,20 @@ import { Page, PageRequest } from '../common/pagination';
 import { inScope, TenantScope } from '../common/tenant-scope';
 import { afterCommit, transactionWithAfterCommit } from '../database/after-commit';
 import { PgNotifications } from '../database/pg-notifications';
+import { DestinationRegistry } from './destinations/destination.registry';
 import { OutboxAdminRepository } from './outbox-admin.repository';
-import { OUTBOX_CHANNEL, OutboxAttempt, OutboxBacklog, OutboxEntryView, OutboxFilter, OutboxStats, OutboxStatus, OutboxStatusChange } from './outbox.types';
+import {
+  DestinationStateRow,
+  DestinationView,
+  OUTBOX_CHANNEL,
+  OutboxAttempt,
+  OutboxBacklog,
+  OutboxEntryView,
+  OutboxFilter,
+  OutboxStats,
+  OutboxStatus,
+  OutboxStatusChange,
+} from './outbox.types';
 
 /**
  * The operators' use cases on the outbox. Each repair is one transaction: lock the
@@ -25,6 +37,7 @@ export class OutboxAdminService {
     private readonly audit: AuditService,
     private readonly notifications: PgNotifications,
     private readonly clock: Clock,
+    private readonly destinations: DestinationRegistry,
   ) {}
 
   list(filter: OutboxFilter, page: PageRequest, withPayload: boolean): Promise<Page<OutboxEntryView>> {
@@ -81,7 +94,11 @@ export class OutboxAdminService {
     });
   }
 
-  /** An operator's decision on an unresolved entry: it was applied (delivered), or send it again (retry). */
+  /**
+   * An operator's decision on an unresolved or dead entry: it was applied or is settled
+   * otherwise (delivered: the entries of its aggregate held behind it go at once), or send
+   * it again (retry).
+   */
   resolve(
     who: Actor,
     id: string,
@@ -91,15 +108,54 @@ export class OutboxAdminService {
   ): Promise<OutboxStatusChange & { auditId: string }> {
     return transactionWithAfterCommit(this.dataSource, async (tx) => {
       const status = await this.lock(tx, id, tenants);
-      if (status !== 'unresolved') throw new ConflictError('not_unresolved', `an entry in status ${status} needs no resolution`);
+      if (status !== 'unresolved' && status !== 'dead') {
+        throw new ConflictError('not_unresolved', `an entry in status ${status} needs no resolution`);
+      }
       const now = this.clock.now();
       if (outcome === 'delivered') await this.repository.markDelivered(tx, id, now);
       else await this.repository.requeue(tx, id, now);
       const change: OutboxStatusChange = { id, before: status, after: outcome === 'delivered' ? 'delivered' : 'pending' };
       const recorded = await this.audit.recordChange(tx, who, { action: 'outbox.resolve', target: `outbox:${id}`, reason, details: { outcome } }, change);
-      if (outcome === 'retry') afterCommit(tx, () => this.wakeRelays());
-      this.logger.log({ outboxId: id, actor: who.name, outcome }, 'unresolved outbox entry resolved');
+      afterCommit(tx, () => this.wakeRelays());
+      this.logger.log({ outboxId: id, actor: who.name, outcome, before: status }, 'outbox entry resolved');
       return recorded;
+    });
+  }
+
+  /** Every destination: registered ones, and any with entries or state (e.g. removed from this version). */
+  async destinationList(): Promise<DestinationView[]> {
+    const [states, backlog] = await Promise.all([this.repository.destinationStates(), this.repository.destinationBacklog()]);
+    const now = this.clock.now().getTime();
+    const names = new Set([...this.destinations.names(), ...states.map((s) => s.destination), ...backlog.map((b) => b.destination)]);
+    return [...names].sort().map((name) => {
+      const registered = this.destinations.get(name);
+      const state = states.find((s) => s.destination === name);
+      const open = { pending: 0, held: 0, delivering: 0, unresolved: 0, dead: 0 };
+      for (const b of backlog) {
+        if (b.destination !== name || !(b.status in open)) continue;
+        open[b.status as keyof typeof open] = b.n;
+        if (b.status === 'pending') open.held = b.held;
+      }
+      const settings = registered?.settings;
+      return {
+        name,
+        registered: Boolean(registered),
+        origin: settings?.url ? new URL(settings.url).origin : null,
+        settings: settings
+          ? { concurrency: settings.concurrency, circuit: settings.circuit, rateLimit: settings.rateLimit ?? null }
+          : null,
+        circuit: {
+          state: state?.circuit ?? 'closed',
+          failures: state?.failures ?? 0,
+          retryAt: state?.circuit === 'open' ? state.retry_at : null,
+          probeUntil: state?.circuit === 'half_open' ? state.probe_until : null,
+        },
+        pausedUntil: state?.paused_until ?? null,
+        paused: Boolean(state?.paused_until && state.paused_until.getTime() > now),
+        lastError: state?.last_error ?? null,
+        changedAt: state?.changed_at ?? null,
+        backlog: open,
+      };
     });
   }
 

@@ -5,13 +5,15 @@ import { APP_CONFIG, AppConfig, clockSkewAllowanceMs } from '../config/app-confi
 import { Clock } from '../common/clock';
 import { RelayMetrics } from './relay.metrics';
 import { traceparentOf } from '../tracing/tracing';
+import { DestinationGates } from './destination-gates';
 import { DeliveryResult, Destination, OperationOutcome, OutboxEntry } from './destinations/destination';
+import { RoundTally } from './destinations/destination-gate';
 import { DestinationRegistry } from './destinations/destination.registry';
 import { OutboxOutcome, OutboxRepository } from './outbox.repository';
 import { OutboxTraces, RoundTrace } from './outbox.traces';
 import { retryDelayMs } from './retry-policy';
 
-/** Rows claimed per round: small enough that a round finishes well within a lease. */
+/** Rows claimed per destination per round: small enough that a round finishes well within a lease. */
 export const RELAY_BATCH_SIZE = 64;
 
 /** Test-only seam: crash tests kill the process between delivering and recording. */
@@ -43,11 +45,42 @@ class Semaphore {
   }
 }
 
+/** What one round has seen of one destination so far: the round stops sending to it as soon as it looks down or asks for a pause. */
+class RoundWatch implements RoundTally {
+  answered = 0;
+  down = 0;
+  retryAfterMs?: number;
+  lastError?: string;
+  private pausedUntil = 0;
+
+  constructor(private readonly downLimit: number) {}
+
+  mayStart(now: number): boolean {
+    return now >= this.pausedUntil && (this.answered > 0 || this.down < this.downLimit);
+  }
+
+  see(result: DeliveryResult, now: number): void {
+    if (result.kind === 'retry' && result.down) {
+      this.down++;
+      this.lastError = result.error;
+    } else if (result.statusCode !== undefined) {
+      this.answered++;
+    }
+    if (result.kind === 'retry' && result.retryAfterMs !== undefined && (result.statusCode === 429 || result.statusCode === 503)) {
+      this.retryAfterMs = Math.max(this.retryAfterMs ?? 0, result.retryAfterMs);
+      this.pausedUntil = Math.max(this.pausedUntil, now + result.retryAfterMs);
+    }
+  }
+}
+
 /**
- * Delivers outbox entries at least once under their Idempotency-Key.
- * A round: claim a batch (one short transaction, a lease per row), deliver
- * concurrently with no transaction or lock held, record every outcome in one
- * UPDATE fenced by the lease. Safe with any number of relays.
+ * Delivers outbox entries at least once under their Idempotency-Key, each
+ * aggregate's entries in order, each destination within its circuit, pause and
+ * rate limit (DestinationGates). A round: admit (what each destination may take),
+ * claim (one statement, a lease per row, held rows put back), deliver concurrently
+ * with no transaction or lock held, record every outcome in one UPDATE fenced by
+ * the lease, report what the answers say about each destination. Safe with any
+ * number of relays.
  */
 @Injectable()
 export class OutboxRelay {
@@ -61,33 +94,47 @@ export class OutboxRelay {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly repository: OutboxRepository,
     private readonly destinations: DestinationRegistry,
+    private readonly gates: DestinationGates,
     private readonly clock: Clock,
     private readonly metrics: RelayMetrics,
     private readonly traces: OutboxTraces,
     @Optional() @Inject(RELAY_FAULT_HOOK) private readonly faultHook?: RelayFaultHook,
   ) {}
 
-  /** One round. Returns how many entries it claimed (0: nothing due). */
+  /** One round. Returns how many entries it claimed or held back (0: nothing due, or nothing may go). */
   async runOnce(): Promise<number> {
     // A token per round, not per instance: two overlapping rounds must not pass each other's fence.
     const lease = `${this.relayId}:${++this.rounds}`;
+    const { leaseMs } = this.config.relay;
+    const admissions = await this.gates.admit(this.clock.now(), RELAY_BATCH_SIZE, leaseMs);
+    const budgets = new Map<string, number>();
+    for (const [name, admission] of admissions) if (admission.grant > 0) budgets.set(name, admission.grant);
+    if (budgets.size === 0) return 0;
     const claimedAt = this.clock.now();
-    const entries = await this.repository.claim(lease, claimedAt, this.config.relay.leaseMs, RELAY_BATCH_SIZE);
-    if (entries.length === 0) return 0;
+    const { entries, held } = await this.repository.claim(lease, claimedAt, leaseMs, budgets, RELAY_BATCH_SIZE);
+    const claimed = new Map<string, number>();
+    for (const e of entries) claimed.set(e.destination, (claimed.get(e.destination) ?? 0) + 1);
+    await this.gates.giveBack(admissions, claimed);
+    for (const h of held) this.metrics.heldBack(h.destination);
+    if (entries.length === 0) return held.length;
     // Past this point a request (an outcome query and a send) could still be in flight when another
     // relay takes the lease over, and it would send the same entry: what has not started by then waits
     // for the next round instead. From the claim's own lease end (its locked_until), not from when the
     // claim returned, which includes the wait for a pooled connection; less the skew of the other
     // relay's clock, which may see the lease end that much early.
-    const sendBy =
-      claimedAt.getTime() + this.config.relay.leaseMs - clockSkewAllowanceMs(this.config) - 2 * this.config.relay.timeoutMs;
+    const sendBy = claimedAt.getTime() + leaseMs - clockSkewAllowanceMs(this.config) - 2 * this.config.relay.timeoutMs;
+    const watches = new Map<string, RoundWatch>();
     const trace = this.traces.begin(entries);
     try {
       const outcomes = await Promise.all(
-        entries.map((entry) => (trace ? trace.during(entry, () => this.attempt(entry, sendBy, trace)) : this.attempt(entry, sendBy))),
+        entries.map((entry) => {
+          const watch = this.watch(watches, entry.destination);
+          return trace ? trace.during(entry, () => this.attempt(entry, sendBy, watch, trace)) : this.attempt(entry, sendBy, watch);
+        }),
       );
       await this.faultHook?.afterDeliveries?.(entries);
       const recorded = await this.repository.record(lease, this.clock.now(), outcomes);
+      for (const [destination, watch] of watches) await this.gates.report(destination, this.clock.now(), watch);
       for (const [i, outcome] of outcomes.entries()) {
         const entry = entries[i];
         const lost = !recorded.has(outcome.id);
@@ -103,7 +150,7 @@ export class OutboxRelay {
     } finally {
       trace?.end();
     }
-    return entries.length;
+    return entries.length + held.length;
   }
 
   private report(entry: OutboxEntry, outcome: OutboxOutcome, lost: boolean): void {
@@ -112,24 +159,35 @@ export class OutboxRelay {
       this.logger.warn(fields, 'lease lost before recording; another relay owns this entry now');
     } else if (outcome.status === 'dead' || outcome.status === 'unresolved') {
       this.logger.error({ ...fields, status: outcome.status, error: outcome.lastError }, `outbox entry ${outcome.status}`);
-    } else if (outcome.status === 'pending') {
+    } else if (outcome.status === 'pending' && !outcome.deferred) {
       this.logger.warn({ ...fields, error: outcome.lastError, nextAttemptAt: outcome.nextAttemptAt }, 'delivery failed; will retry');
     }
   }
 
-  private async attempt(entry: OutboxEntry, sendBy: number, trace?: RoundTrace): Promise<OutboxOutcome> {
+  private watch(watches: Map<string, RoundWatch>, name: string): RoundWatch {
+    let watch = watches.get(name);
+    if (!watch) watches.set(name, (watch = new RoundWatch(this.destinations.get(name)?.settings.circuit.failures ?? 1)));
+    return watch;
+  }
+
+  private async attempt(entry: OutboxEntry, sendBy: number, watch: RoundWatch, trace?: RoundTrace): Promise<OutboxOutcome> {
     const destination = this.destinations.get(entry.destination);
     if (!destination) {
-      // Perhaps a newer version added it during a rolling deploy: retry, bounded by the attempt limit.
+      // Only registered destinations are claimed; kept for safety, bounded by the attempt limit.
       return this.outcome(entry, { kind: 'retry', error: `no destination "${entry.destination}"`, outcomeUnknown: false });
     }
     const limit = this.limit(entry.destination, destination);
     const facts: AttemptFacts = {};
     try {
-      const result = await limit.run(async () =>
-        this.clock.now().getTime() > sendBy ? undefined : this.resolveThenDeliver(entry, destination, facts, trace),
-      );
-      if (!result) return this.deferred(entry);
+      const result = await limit.run(async () => {
+        const now = this.clock.now().getTime();
+        if (now > sendBy) return 'deferred: the round ran out of lease time';
+        if (!watch.mayStart(now)) return 'deferred: the destination looked down or asked for a pause in this round';
+        const answer = await this.resolveThenDeliver(entry, destination, facts, trace);
+        watch.see(answer, this.clock.now().getTime());
+        return answer;
+      });
+      if (typeof result === 'string') return this.deferred(entry, result);
       return Object.assign(this.outcome(entry, result), facts);
     } catch (error) {
       // A destination bug must not stall the batch; the entry stays uncertain.
@@ -162,7 +220,7 @@ export class OutboxRelay {
         if (span) trace!.queryEnded(span, known);
         facts.outcomeQuery = known;
         if (known === 'applied') return { kind: 'delivered' };
-        if (known === 'unknown') return { kind: 'retry', error: 'outcome query failed', outcomeUnknown: true };
+        if (known === 'unknown') return { kind: 'retry', error: 'outcome query failed', outcomeUnknown: true, down: true };
       }
       // A crashed relay used up the last attempt: do not send past the limit.
       if (lastChance) return { kind: 'retry', error: 'attempt limit reached', outcomeUnknown: entry.outcomeUnknown };
@@ -178,13 +236,13 @@ export class OutboxRelay {
   }
 
   /** Not sent: due again at once, and the claim's attempt does not count. */
-  private deferred(entry: OutboxEntry): OutboxOutcome {
+  private deferred(entry: OutboxEntry, why: string): OutboxOutcome {
     return {
       id: entry.id,
       attempts: entry.attempts,
       status: 'pending',
       nextAttemptAt: this.clock.now(),
-      lastError: 'deferred: the round ran out of lease time',
+      lastError: why,
       outcomeUnknown: entry.outcomeUnknown,
       deferred: true,
     };
@@ -207,7 +265,7 @@ export class OutboxRelay {
 
   private limit(name: string, destination: Destination): Semaphore {
     let limit = this.limits.get(name);
-    if (!limit) this.limits.set(name, (limit = new Semaphore(Math.max(1, destination.concurrency))));
+    if (!limit) this.limits.set(name, (limit = new Semaphore(Math.max(1, destination.settings.concurrency))));
     return limit;
   }
 }

@@ -22,6 +22,12 @@ export type OutboxWrite = {
   tenantId: string;
   /** The inbox row whose processing produced this entry. */
   sourceEventId: string | null;
+  /**
+   * The aggregate within the tenant whose entries each destination receives in the order
+   * written (`order:<id>`): the relay sends none while an earlier one is not delivered.
+   * Write it while holding the aggregate's lock. Omitted: delivered on its own schedule.
+   */
+  aggregate?: string;
 } & { [D in keyof OutboxPayloads]: { destination: D; payload: OutboxPayloads[D] } }[keyof OutboxPayloads];
 
 /**
@@ -50,6 +56,7 @@ export class OutboxWriter {
         entries.map((e) => e.tenantId),
         JSON.stringify(entries.map((e) => e.payload)),
         entries.map((e) => e.sourceEventId),
+        entries.map((e) => e.aggregate ?? null),
         traceContexts,
       ]);
       // Wake the relays once the entries are visible (throttled; the relay also polls).

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { AuditModule } from '../audit/audit.module';
+import { DestinationGates } from './destination-gates';
 import { DestinationRegistry } from './destinations/destination.registry';
 import { EmailDestination } from './destinations/email.destination';
 import { ErpDestination } from './destinations/erp.destination';
@@ -23,6 +24,7 @@ import { RelayMetrics } from './relay.metrics';
     OutboxAdminRepository,
     OutboxAdminService,
     DestinationRegistry,
+    DestinationGates,
     ErpDestination,
     EmailDestination,
     OutboxRelay,

@@ -4,39 +4,64 @@
  */
 
 /**
- * Claims up to $4 rows for relay $2 in one short transaction: due `pending` rows
- * (index outbox_due) and `delivering` rows whose lease expired (index
- * outbox_leased: their relay died mid-flight). SKIP LOCKED lets any number of
- * relays share the backlog. A reclaimed lease may already have reached the
- * destination, so its outcome becomes unknown. No lock outlives this statement.
- * Due by the database clock too: see the inbox CLAIM.
+ * Claims for relay $2, per destination $4 (parallel to its budget $5 from the
+ * destination's circuit and rate limit), in one short statement:
+ * - `delivering` rows whose lease expired (index outbox_leased: their relay died
+ *   mid-flight); a reclaimed lease may already have reached the destination, so its
+ *   outcome becomes unknown;
+ * - due `pending` rows (index outbox_due_destination, one range per destination, so a
+ *   destination whose circuit is open leaves its backlog unread), at most $6 of them.
+ * A due row with an earlier entry of its aggregate and destination not yet `delivered`
+ * (probe of index outbox_aggregate) is held: it is not claimed but put back for $7 ms,
+ * so held rows do not clog the head of the index (a delivery releases its successors
+ * at once, see RECORD_OUTCOMES). Held rows come back with `held` set.
+ * SKIP LOCKED lets any number of relays share the backlog. No lock outlives this
+ * statement. Due by the database clock too: see the inbox CLAIM.
  */
 export const CLAIM_OUTBOX = `
-  WITH expired AS (
-    SELECT id FROM outbox
-     WHERE status = 'delivering' AND locked_until < $1
-     ORDER BY locked_until
-     LIMIT $4
-     FOR UPDATE SKIP LOCKED
+  WITH budget AS (
+    SELECT * FROM unnest($4::text[], $5::int[]) AS b(destination, n)
+  ), expired AS (
+    SELECT b.destination, b.n, x.id, false AS held, 0 AS src, x.at
+      FROM budget b
+     CROSS JOIN LATERAL (
+       SELECT o.id, o.locked_until AS at FROM outbox o
+        WHERE o.status = 'delivering' AND o.locked_until < $1 AND o.destination = b.destination
+        ORDER BY o.locked_until
+        LIMIT $6
+          FOR UPDATE SKIP LOCKED) x
   ), due AS (
-    SELECT id FROM outbox
-     WHERE status = 'pending' AND next_attempt_at <= greatest($1::timestamptz, now())
-     ORDER BY next_attempt_at
-     LIMIT $4
-     FOR UPDATE SKIP LOCKED
+    SELECT b.destination, b.n, x.id, x.held, 1 AS src, x.at
+      FROM budget b
+     CROSS JOIN LATERAL (
+       SELECT o.id, o.next_attempt_at AS at,
+              o.aggregate IS NOT NULL AND EXISTS (
+                SELECT 1 FROM outbox e
+                 WHERE e.tenant_id = o.tenant_id AND e.aggregate = o.aggregate AND e.aggregate_seq < o.aggregate_seq
+                   AND e.destination = o.destination AND e.status <> 'delivered') AS held
+         FROM outbox o
+        WHERE o.status = 'pending' AND o.destination = b.destination AND o.next_attempt_at <= greatest($1::timestamptz, now())
+        ORDER BY o.next_attempt_at
+        LIMIT $6
+          FOR UPDATE SKIP LOCKED) x
   ), picked AS (
-    (SELECT id FROM expired UNION ALL SELECT id FROM due) LIMIT $4
+    SELECT id, held FROM (
+      SELECT id, held, n, row_number() OVER (PARTITION BY destination, held ORDER BY src, at) AS rank
+        FROM (SELECT * FROM expired UNION ALL SELECT * FROM due) candidate
+    ) ranked
+     WHERE held OR rank <= n
   )
   UPDATE outbox o
-     SET status = 'delivering',
-         locked_by = $2,
-         locked_until = $1::timestamptz + $3 * interval '1 millisecond',
-         attempts = o.attempts + 1,
+     SET status = CASE WHEN p.held THEN 'pending' ELSE 'delivering' END,
+         next_attempt_at = CASE WHEN p.held THEN $1::timestamptz + $7 * interval '1 millisecond' ELSE o.next_attempt_at END,
+         locked_by = CASE WHEN p.held THEN NULL ELSE $2 END,
+         locked_until = CASE WHEN p.held THEN NULL ELSE $1::timestamptz + $3 * interval '1 millisecond' END,
+         attempts = o.attempts + (NOT p.held)::int,
          outcome_unknown = o.outcome_unknown OR o.status = 'delivering'
-    FROM picked
-   WHERE o.id = picked.id
+    FROM picked p
+   WHERE o.id = p.id
   RETURNING o.id, o.operation_key, o.destination, o.operation_type, o.tenant_id, o.payload,
-            o.attempts, o.outcome_unknown, o.trace_context`;
+            o.attempts, o.outcome_unknown, o.trace_context, o.aggregate, p.held`;
 
 /**
  * The attempt history (outbox_attempts), written by the statement that records
@@ -57,9 +82,23 @@ const HISTORY_OF_RECORDED = `history AS (
  * its lease cannot confirm or bury an entry. As in the inbox's FINISH_MANY, the
  * token alone implies 'delivering' (every statement that leaves it clears
  * locked_by), and a status condition would steer the plan to outbox_leased.
+ * A delivered entry of an aggregate releases the entries held behind it (`released`:
+ * due now instead of at their hold's end); a row a claim has locked is skipped and
+ * waits for its hold to end, which only delays it.
  */
 export const RECORD_OUTCOMES = `
-  WITH recorded AS (
+  WITH released AS (
+    UPDATE outbox s
+       SET next_attempt_at = $9
+     WHERE s.id IN (
+       SELECT n.id
+         FROM unnest($1::bigint[], $3::text[]) AS r(id, status)
+         JOIN outbox d ON d.id = r.id
+         JOIN outbox n ON n.tenant_id = d.tenant_id AND n.aggregate = d.aggregate AND n.aggregate_seq > d.aggregate_seq
+        WHERE r.status = 'delivered' AND d.aggregate IS NOT NULL AND d.locked_by = $8
+          AND n.destination = d.destination AND n.status = 'pending' AND n.next_attempt_at > $9
+          FOR UPDATE OF n SKIP LOCKED)
+  ), recorded AS (
     UPDATE outbox o
        SET status = r.status,
            attempts = o.attempts - r.deferred::int,
@@ -84,17 +123,47 @@ export const RECORD_OUTCOMES = `
 /**
  * The writer's insert, run in the caller's transaction. The operation key is the
  * uniqueness boundary of the business effect: a second event for the same change
- * inserts nothing. Multi-row: $1..$4, $6 and $7 are parallel arrays, $5 one JSON array
+ * inserts nothing. Multi-row: $1..$4 and $6..$8 are parallel arrays, $5 one JSON array
  * of the payloads (in a jsonb[] literal the driver would escape every quote of
- * every payload, and the server unescape it). $7, the trace contexts, is NULL when
+ * every payload, and the server unescape it). $8, the trace contexts, is NULL when
  * tracing is off: ROWS FROM pads a shorter (here empty) function with NULLs.
+ * An entry with an aggregate ($7) takes the next sequence numbers of it, in array
+ * order (index outbox_aggregate). The caller holds the aggregate's lock (the order
+ * row), so the numbers follow the order of the changes; a writer without it that
+ * races another fails on the unique index instead of taking the same number.
+ * A skipped duplicate leaves a gap, which is harmless: only the order counts.
  */
 export const INSERT_OUTBOX = `
-  INSERT INTO outbox (operation_key, destination, operation_type, tenant_id, payload, source_event_id, trace_context)
-  SELECT * FROM ROWS FROM (unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), unnest($4::text[]),
-                           jsonb_array_elements($5::jsonb), unnest($6::bigint[]), unnest($7::text[]))
+  INSERT INTO outbox (operation_key, destination, operation_type, tenant_id, payload, source_event_id, aggregate, aggregate_seq, trace_context)
+  SELECT v.operation_key, v.destination, v.operation_type, v.tenant_id, v.payload, v.source_event_id, v.aggregate,
+         CASE WHEN v.aggregate IS NOT NULL THEN
+           coalesce((SELECT max(e.aggregate_seq) FROM outbox e WHERE e.tenant_id = v.tenant_id AND e.aggregate = v.aggregate), 0)
+           + row_number() OVER (PARTITION BY v.tenant_id, v.aggregate ORDER BY v.n)
+         END,
+         v.trace_context
+    FROM ROWS FROM (unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), unnest($4::text[]),
+                    jsonb_array_elements($5::jsonb), unnest($6::bigint[]), unnest($7::text[]), unnest($8::text[])) WITH ORDINALITY
+      AS v(operation_key, destination, operation_type, tenant_id, payload, source_event_id, aggregate, trace_context, n)
   ON CONFLICT (operation_key) DO NOTHING
   RETURNING operation_key`;
+
+// ---- Destination state (circuit, pause, rate limit), shared by every relay ----
+
+export const ENSURE_DESTINATIONS = `
+  INSERT INTO outbox_destinations (destination) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING`;
+
+export const DESTINATION_STATE_COLUMNS = `destination, circuit, failures, retry_at, probe_until, paused_until,
+  tokens, tokens_at, last_error, changed_at, version`;
+
+export const READ_DESTINATIONS = `SELECT ${DESTINATION_STATE_COLUMNS} FROM outbox_destinations WHERE destination = ANY($1::text[])`;
+
+/** Optimistic: changes the row only if nobody wrote it since it was read at version $11. */
+export const WRITE_DESTINATION = `
+  UPDATE outbox_destinations
+     SET circuit = $2, failures = $3, retry_at = $4, probe_until = $5, paused_until = $6,
+         tokens = $7, tokens_at = $8, last_error = $9, changed_at = $10, version = version + 1
+   WHERE destination = $1 AND version = $11`;
+
 
 // ---- Retention (maintenance role) ----
 

@@ -1,7 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { OperationOutcome, OutboxEntry } from './destinations/destination';
-import { CLAIM_OUTBOX, ERASE_RECIPIENTS, PRUNE_DELIVERED, RECORD_OUTCOMES } from './outbox.queries';
+import { DestinationState } from './destinations/destination-gate';
+import {
+  CLAIM_OUTBOX,
+  ENSURE_DESTINATIONS,
+  ERASE_RECIPIENTS,
+  PRUNE_DELIVERED,
+  READ_DESTINATIONS,
+  RECORD_OUTCOMES,
+  WRITE_DESTINATION,
+} from './outbox.queries';
 import { queryPrepared } from '../database/prepared-statement';
 import { OutboxStatus } from './outbox.types';
 
@@ -35,27 +44,87 @@ interface ClaimedRow {
   attempts: number;
   outcome_unknown: boolean;
   trace_context: string | null;
+  aggregate: string | null;
+  held: boolean;
 }
 
-/** Owner of the relay's `outbox` SQL: claim and fenced outcome recording. */
+/** What one claim took: entries to send, and how many it found held behind an earlier entry of their aggregate. */
+export interface Claim {
+  entries: OutboxEntry[];
+  held: { destination: string }[];
+}
+
+/** How long a held entry waits before the claim looks at it again, unless a delivery releases it first. */
+export const HOLD_RECHECK_MS = 30_000;
+
+/** Owner of the relay's `outbox` SQL: claim, fenced outcome recording, the destinations' shared state. */
 @Injectable()
 export class OutboxRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  /** One autocommit statement: the claim is committed (and every row lock released) when it returns. */
-  async claim(relayId: string, now: Date, leaseMs: number, limit: number): Promise<OutboxEntry[]> {
-    const rows = await queryPrepared<ClaimedRow>(this.dataSource, 'outbox_claim', CLAIM_OUTBOX, [now, relayId, leaseMs, limit]);
-    return rows.map((r) => ({
-      id: String(r.id),
-      operationKey: r.operation_key,
-      destination: r.destination,
-      operationType: r.operation_type,
-      tenantId: r.tenant_id,
-      payload: r.payload,
-      attempts: r.attempts,
-      outcomeUnknown: r.outcome_unknown,
-      traceContext: r.trace_context,
-    }));
+  /**
+   * One autocommit statement: the claim is committed (and every row lock released) when it returns.
+   * `budgets`: how many entries each destination may take this round; `scan`: rows looked at per destination.
+   */
+  async claim(relayId: string, now: Date, leaseMs: number, budgets: Map<string, number>, scan: number): Promise<Claim> {
+    const rows = await queryPrepared<ClaimedRow>(this.dataSource, 'outbox_claim', CLAIM_OUTBOX, [
+      now,
+      relayId,
+      leaseMs,
+      [...budgets.keys()],
+      [...budgets.values()],
+      scan,
+      HOLD_RECHECK_MS,
+    ]);
+    const claim: Claim = { entries: [], held: [] };
+    for (const r of rows) {
+      if (r.held) {
+        claim.held.push({ destination: r.destination });
+        continue;
+      }
+      claim.entries.push({
+        id: String(r.id),
+        operationKey: r.operation_key,
+        destination: r.destination,
+        operationType: r.operation_type,
+        tenantId: r.tenant_id,
+        payload: r.payload,
+        attempts: r.attempts,
+        outcomeUnknown: r.outcome_unknown,
+        traceContext: r.trace_context,
+        aggregate: r.aggregate,
+      });
+    }
+    return claim;
+  }
+
+  // ---- Destination state (circuit, pause, rate limit) ----
+
+  async ensureDestinations(names: string[]): Promise<void> {
+    await this.dataSource.query(ENSURE_DESTINATIONS, [names]);
+  }
+
+  async readDestinations(names: string[]): Promise<DestinationState[]> {
+    const rows = await queryPrepared<DestinationRow>(this.dataSource, 'outbox_read_destinations', READ_DESTINATIONS, [names]);
+    return rows.map(toDestinationState);
+  }
+
+  /** Writes `next` if the row is still at `version`; false: another relay wrote it first. */
+  async writeDestination(next: DestinationState, version: number): Promise<boolean> {
+    const [, count] = (await this.dataSource.query(WRITE_DESTINATION, [
+      next.destination,
+      next.circuit,
+      next.failures,
+      next.retryAt,
+      next.probeUntil,
+      next.pausedUntil,
+      next.tokens,
+      next.tokensAt,
+      next.lastError?.slice(0, 500) ?? null,
+      next.changedAt,
+      version,
+    ])) as [unknown, number];
+    return count === 1;
   }
 
   /** Returns the ids actually updated: an id missing from it lost its lease to another relay. */
@@ -94,4 +163,34 @@ export class OutboxRepository {
       sourceEventIds: [...new Set(rows.flatMap((r) => (r.source_event_id === null ? [] : [String(r.source_event_id)])))],
     };
   }
+}
+
+interface DestinationRow {
+  destination: string;
+  circuit: DestinationState['circuit'];
+  failures: number;
+  retry_at: Date | null;
+  probe_until: Date | null;
+  paused_until: Date | null;
+  tokens: number | null;
+  tokens_at: Date | null;
+  last_error: string | null;
+  changed_at: Date | null;
+  version: string;
+}
+
+function toDestinationState(r: DestinationRow): DestinationState {
+  return {
+    destination: r.destination,
+    circuit: r.circuit,
+    failures: r.failures,
+    retryAt: r.retry_at,
+    probeUntil: r.probe_until,
+    pausedUntil: r.paused_until,
+    tokens: r.tokens,
+    tokensAt: r.tokens_at,
+    lastError: r.last_error,
+    changedAt: r.changed_at,
+    version: Number(r.version),
+  };
 }

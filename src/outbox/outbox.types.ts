@@ -32,11 +32,19 @@ export interface OutboxEntryView {
   sourceEventId: string | null;
   createdAt: Date;
   deliveredAt: Date | null;
+  /** The aggregate within the tenant and this entry's place in it (null for unordered entries). */
+  aggregate: string | null;
+  aggregateSeq: number | null;
+  /** Pending but held: the id of the earlier entry of its aggregate and destination that is not delivered. */
+  heldBy: string | null;
   payload?: unknown;
 }
 
 export interface OutboxBacklog {
+  /** Includes the held ones. */
   pending: number;
+  /** Pending behind an earlier entry of their aggregate that is not delivered. */
+  held: number;
   delivering: number;
   unresolved: number;
   dead: number;
@@ -68,4 +76,48 @@ export interface OutboxAttempt {
   outcomeQuery: 'applied' | 'not_applied' | 'unknown' | null;
   retryAfterMs: number | null;
   error: string | null;
+}
+
+// ---- Destinations (GET /admin/destinations, metrics) ----
+
+export interface DestinationStateRow {
+  destination: string;
+  circuit: 'closed' | 'open' | 'half_open';
+  failures: number;
+  retry_at: Date | null;
+  probe_until: Date | null;
+  paused_until: Date | null;
+  tokens: number | null;
+  tokens_at: Date | null;
+  last_error: string | null;
+  changed_at: Date | null;
+}
+
+/** One destination as operators see it: its settings, its shared state, its open entries. */
+export interface DestinationView {
+  name: string;
+  /** False for a destination that has entries or state but no registered class on this instance. */
+  registered: boolean;
+  /** The origin only: a URL may carry credentials in its path or query. */
+  origin: string | null;
+  settings: {
+    concurrency: number;
+    circuit: { failures: number; cooldownMs: number };
+    rateLimit: { perSecond: number; burst: number } | null;
+  } | null;
+  circuit: {
+    state: 'closed' | 'open' | 'half_open';
+    /** Consecutive "down" answers while closed. */
+    failures: number;
+    /** Open: when the next probe may go. */
+    retryAt: Date | null;
+    /** Half open: a probe is in flight until then. */
+    probeUntil: Date | null;
+  };
+  /** A Retry-After in force: no request before then. */
+  pausedUntil: Date | null;
+  paused: boolean;
+  lastError: string | null;
+  changedAt: Date | null;
+  backlog: { pending: number; held: number; delivering: number; unresolved: number; dead: number };
 }

@@ -9,6 +9,8 @@ export type RelayOutcome = 'delivered' | 'retry' | 'dead' | 'unresolved' | 'lost
 @Injectable()
 export class RelayMetrics {
   private readonly outcomes: Counter<'destination' | 'outcome'>;
+  private readonly transitions: Counter<'destination' | 'transition'>;
+  private readonly held: Counter<'destination'>;
 
   constructor(registry: MetricsRegistry) {
     this.outcomes = new Counter({
@@ -17,6 +19,26 @@ export class RelayMetrics {
       labelNames: ['destination', 'outcome'],
       registers: [registry],
     });
+    this.transitions = new Counter({
+      name: 'outbox_destination_transitions_total',
+      help: 'Destination circuit and pause changes (opened, half_open, reopened, closed, paused), counted once across instances',
+      labelNames: ['destination', 'transition'],
+      registers: [registry],
+    });
+    this.held = new Counter({
+      name: 'outbox_relay_held_total',
+      help: 'Due outbox entries the relay held back because an earlier entry of their aggregate was not delivered',
+      labelNames: ['destination'],
+      registers: [registry],
+    });
+  }
+
+  transition(destination: string, transition: string): void {
+    this.transitions.inc({ destination, transition });
+  }
+
+  heldBack(destination: string, count = 1): void {
+    this.held.inc({ destination }, count);
   }
 
   outcome(destination: string, outcome: RelayOutcome | string): void {

@@ -62,7 +62,7 @@ describe('admin outbox, orders and stats', () => {
       { target: `outbox:${b}`, details: { outcome: 'retry' } },
     ]);
 
-    const wrong = await request(t.url).post(`/admin/outbox/${dead}/resolve`).set(op).send({ outcome: 'delivered', reason: 'x' });
+    const wrong = await request(t.url).post(`/admin/outbox/${a}/resolve`).set(op).send({ outcome: 'delivered', reason: 'x' });
     expect(wrong.status).toBe(409);
     expect(wrong.body.reason).toBe('not_unresolved');
     const badOutcome = await request(t.url).post(`/admin/outbox/${dead}/resolve`).set(op).send({ outcome: 'maybe', reason: 'x' });

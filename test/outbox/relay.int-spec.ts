@@ -39,6 +39,7 @@ describe('outbox relay (real PostgreSQL, fake ERP and email API)', () => {
   });
   beforeEach(async () => {
     await db.query('DELETE FROM outbox');
+    await db.query('DELETE FROM outbox_destinations');
     erp.reset();
     email.reset();
   });

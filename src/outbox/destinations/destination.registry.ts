@@ -27,7 +27,7 @@ export class DestinationRegistry implements OnModuleInit {
       }
       if (this.config.production) throw new ConfigError(`${urlVariable(name)}: required when NODE_ENV=production (destination "${name}" is registered)`);
       this.logger.warn({ destination: name }, `destination "${name}" has no URL: using the built-in dev sink`);
-      this.destinations.set(name, new DevSinkDestination(name));
+      this.destinations.set(name, new DevSinkDestination(name, destination.settings));
     }
     // Settings for a destination nobody registered: a typo, or a deploy before the code that needs them.
     for (const name of this.config.destinations.keys()) {

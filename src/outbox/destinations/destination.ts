@@ -1,5 +1,5 @@
 import { applyDecorators, Injectable, SetMetadata } from '@nestjs/common';
-import type { DestinationDefaults } from '../../config/destinations';
+import type { DestinationDefaults, DestinationSettings } from '../../config/destinations';
 
 /** One claimed outbox row: everything a destination needs to build its request. */
 export interface OutboxEntry {
@@ -15,6 +15,8 @@ export interface OutboxEntry {
   outcomeUnknown: boolean;
   /** The traceparent of the processing that wrote the entry; null when tracing was off. */
   traceContext?: string | null;
+  /** The aggregate within the tenant (e.g. `order:<id>`) whose entries go out in order; null for unordered entries. */
+  aggregate: string | null;
 }
 
 /**
@@ -22,12 +24,14 @@ export interface OutboxEntry {
  * - delivered: the destination has the effect (2xx, or 409 "already done").
  * - dead: the destination refused the request itself (other 4xx); no retry can fix it.
  * - retry: try again later; `outcomeUnknown` when the request may have been applied
- *   (timeout, reset), `retryAfterMs` when the destination asked for a delay.
+ *   (timeout, reset), `retryAfterMs` when the destination asked for a delay, `down` when
+ *   the answer says the destination itself is unwell (connect error, 5xx, timeout): these
+ *   count towards its circuit.
  */
 export type DeliveryResult =
   | { kind: 'delivered'; statusCode?: number }
   | { kind: 'dead'; statusCode?: number; error: string }
-  | { kind: 'retry'; statusCode?: number; error: string; outcomeUnknown: boolean; retryAfterMs?: number };
+  | { kind: 'retry'; statusCode?: number; error: string; outcomeUnknown: boolean; retryAfterMs?: number; down?: boolean };
 
 export type OperationOutcome = 'applied' | 'not_applied' | 'unknown';
 
@@ -43,8 +47,8 @@ export interface DeliveryOptions {
  * must be byte-identical) and send `entry.operationKey` as the Idempotency-Key.
  */
 export interface Destination {
-  /** At most this many requests in flight per relay instance. */
-  readonly concurrency: number;
+  /** Concurrency, circuit and rate limit (config `destinations`, or the destination's own). */
+  readonly settings: DestinationSettings;
   /** False when its URL is unset: dev mode routes it to the dev sink. */
   readonly configured: boolean;
   deliver(entry: OutboxEntry, options: DeliveryOptions): Promise<DeliveryResult>;

@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { DestinationSettings } from '../../config/destinations';
 import { DeliveryResult, Destination, OperationOutcome, OutboxEntry } from './destination';
 
 /**
@@ -8,12 +9,15 @@ import { DeliveryResult, Destination, OperationOutcome, OutboxEntry } from './de
  * remembers keys in memory, so a resend under the same key is not a second effect.
  */
 export class DevSinkDestination implements Destination {
-  readonly concurrency = 4;
   readonly configured = true;
   private readonly logger: Logger;
   private readonly applied = new Set<string>();
 
-  constructor(readonly name: string) {
+  /** `settings`: those of the destination it stands in for (circuit, rate limit). */
+  constructor(
+    readonly name: string,
+    readonly settings: DestinationSettings,
+  ) {
     this.logger = new Logger(`DevSink:${name}`);
   }
 

@@ -102,12 +102,12 @@ export function classifyResponse(reply: HttpReply, now: Date): DeliveryResult {
   if ((status >= 200 && status < 300) || status === 409) return { kind: 'delivered', statusCode: status };
   if (status === 429 || status === 503) {
     const retryAfterMs = parseRetryAfterMs(reply.headers['retry-after'], now);
-    return { kind: 'retry', statusCode: status, error: `HTTP ${status}`, outcomeUnknown: false, retryAfterMs };
+    return { kind: 'retry', statusCode: status, error: `HTTP ${status}`, outcomeUnknown: false, retryAfterMs, down: status === 503 };
   }
   // 408: the destination gave up reading the request, so it applied nothing; RFC 9110 says repeat it.
   if (status >= 400 && status < 500 && status !== 408) return { kind: 'dead', statusCode: status, error: `HTTP ${status}` };
   // 5xx (and anything unexpected, e.g. a 3xx we do not follow): try again later.
-  return { kind: 'retry', statusCode: status, error: `HTTP ${status}`, outcomeUnknown: false };
+  return { kind: 'retry', statusCode: status, error: `HTTP ${status}`, outcomeUnknown: false, down: status >= 500 };
 }
 
 /** Errors raised before any byte of the request could have left: the outcome is known (nothing happened). */
@@ -118,10 +118,10 @@ export function classifyError(error: unknown): DeliveryResult {
   const err = error as { code?: string; name?: string; message?: string; cause?: { code?: string } };
   const code = err?.code ?? err?.cause?.code;
   if (code && NOT_SENT.has(code)) {
-    return { kind: 'retry', error: `connect failed: ${code}`, outcomeUnknown: false };
+    return { kind: 'retry', error: `connect failed: ${code}`, outcomeUnknown: false, down: true };
   }
   const timedOut =
     err?.name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || err?.name === 'AbortError';
   const what = timedOut ? 'timeout' : `request failed: ${code ?? err?.name ?? 'error'}`;
-  return { kind: 'retry', error: what, outcomeUnknown: true };
+  return { kind: 'retry', error: what, outcomeUnknown: true, down: true };
 }
