@@ -50,6 +50,10 @@ describe('loadConfig', () => {
     expect(config.worker).toEqual({ pollMs: 1000, leaseMs: 30000, maxAttempts: 10 });
     expect(config.retry).toEqual({ baseMs: 1000, maxMs: 3600000 });
     expect(config.relay).toEqual({ pollMs: 1000, timeoutMs: 10000, leaseMs: 60000, maxAttempts: 12 });
+    expect(config.destinations).toEqual({
+      erp: { url: undefined, concurrency: 16, circuit: { failures: 5, cooldownMs: 30000 }, rateLimit: undefined },
+      email: { url: undefined, concurrency: 8, circuit: { failures: 5, cooldownMs: 30000 }, rateLimit: undefined },
+    });
     expect(config.generatedAdminToken).toHaveLength(32);
     const endpoint = config.endpoints.get('stripe-acme')!;
     expect(endpoint.toleranceSeconds).toBe(300);
@@ -73,10 +77,34 @@ describe('loadConfig', () => {
     [{ ADMIN_TOKENS: 'alice:viewer:sha256:xyz' }, /^ADMIN_TOKENS: .*64 hex/],
     [{ RETENTION_IDENTITY_DAYS: '7' }, /^RETENTION_IDENTITY_DAYS: /],
     [{ NODE_ENV: 'staging' }, /^NODE_ENV: /],
+    [{ ERP_CONCURRENCY: '0' }, /^ERP_CONCURRENCY: /],
+    [{ EMAIL_CIRCUIT_FAILURES: 'many' }, /^EMAIL_CIRCUIT_FAILURES: /],
+    [{ ERP_CIRCUIT_COOLDOWN_MS: '5' }, /^ERP_CIRCUIT_COOLDOWN_MS: /],
+    [{ ERP_RATE_LIMIT: '-1' }, /^ERP_RATE_LIMIT: /],
+    [{ ERP_RATE_BURST: '10' }, /^ERP_RATE_BURST: needs ERP_RATE_LIMIT/],
   ])('refuses %j with one line naming the variable', (env, pattern) => {
     const message = errorOf(() => load(env));
     expect(message).toMatch(pattern);
     expect(message).not.toContain('\n');
+  });
+
+  it('keeps each destination settings in one object (URL, concurrency, circuit, shared rate limit)', () => {
+    const config = load({
+      ERP_URL: 'https://erp.internal/api/',
+      ERP_CONCURRENCY: '4',
+      ERP_CIRCUIT_FAILURES: '3',
+      ERP_CIRCUIT_COOLDOWN_MS: '10000',
+      ERP_RATE_LIMIT: '50',
+      EMAIL_RATE_LIMIT: '5',
+      EMAIL_RATE_BURST: '20',
+    });
+    expect(config.destinations.erp).toEqual({
+      url: 'https://erp.internal/api',
+      concurrency: 4,
+      circuit: { failures: 3, cooldownMs: 10000 },
+      rateLimit: { perSecond: 50, burst: 50 },
+    });
+    expect(config.destinations.email.rateLimit).toEqual({ perSecond: 5, burst: 20 });
   });
 
   it('accepts sha256-hashed admin tokens and both roles', () => {

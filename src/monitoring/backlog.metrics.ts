@@ -4,16 +4,17 @@ import { Clock } from '../common/clock';
 import { InboxAdminService } from '../inbox/inbox-admin.service';
 import { InboxBacklog } from '../inbox/inbox.types';
 import { OutboxAdminService } from '../outbox/outbox-admin.service';
-import { OutboxBacklog } from '../outbox/outbox.types';
+import { DestinationStateRow, OutboxBacklog } from '../outbox/outbox.types';
 import { MetricsRegistry } from '../observability/metrics.registry';
 
-/** Scrapes within this window share one pair of backlog queries. */
+/** Scrapes within this window share one set of backlog queries. */
 export const BACKLOG_CACHE_MS = 1_000;
 
 interface Snapshot {
   at: number;
   inbox: InboxBacklog;
   outbox: OutboxBacklog;
+  destinations: DestinationStateRow[];
 }
 
 /**
@@ -81,6 +82,31 @@ export class BacklogMetrics {
       },
     });
     new Gauge({
+      name: 'outbox_destination_circuit',
+      help: "1 for each destination's current circuit state (closed, open, half_open), shared by all relay instances",
+      labelNames: ['destination', 'state'],
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const d of (await self.snapshot()).destinations) {
+          for (const state of ['closed', 'open', 'half_open']) this.set({ destination: d.destination, state }, d.circuit === state ? 1 : 0);
+        }
+      },
+    });
+    new Gauge({
+      name: 'outbox_destination_paused_seconds',
+      help: 'Seconds left of the pause a destination asked for with Retry-After (0 when none)',
+      labelNames: ['destination'],
+      registers: [registry],
+      async collect() {
+        this.reset();
+        const s = await self.snapshot();
+        for (const d of s.destinations) {
+          this.set({ destination: d.destination }, d.paused_until ? Math.max(0, (d.paused_until.getTime() - s.at) / 1000) : 0);
+        }
+      },
+    });
+    new Gauge({
       name: 'outbox_unresolved',
       help: 'Outbox entries whose outcome an operator must decide',
       registers: [registry],
@@ -95,7 +121,9 @@ export class BacklogMetrics {
     const now = this.clock.now().getTime();
     const cached = this.cached;
     if (cached && now >= cached.at && now - cached.at < BACKLOG_CACHE_MS) return cached.value;
-    const value = Promise.all([this.inbox.backlog(), this.outbox.backlog()]).then(([inbox, outbox]) => ({ at: now, inbox, outbox }));
+    const value = Promise.all([this.inbox.backlog(), this.outbox.backlog(), this.outbox.destinationStates()]).then(
+      ([inbox, outbox, destinations]) => ({ at: now, inbox, outbox, destinations }),
+    );
     const entry = { at: now, value };
     this.cached = entry;
     value.catch(() => {

@@ -159,6 +159,11 @@ export class OutboxAdminService {
     });
   }
 
+  /** The shared state rows alone (one tiny table): for the metrics scrape. */
+  destinationStates(): Promise<DestinationStateRow[]> {
+    return this.repository.destinationStates();
+  }
+
   backlog(): Promise<OutboxBacklog> {
     return this.repository.backlog();
   }

@@ -1,8 +1,9 @@
+import request from 'supertest';
 import { OutboxRelay } from '../../src/outbox/outbox-relay';
 import { FakeClock } from '../support/fake-clock';
 import { FakeDestination, startFakeEmail, startFakeErp } from '../support/fake-destinations';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
-import { startTestApp, TestApp } from '../support/test-app';
+import { startTestApp, TestApp, VIEWER_TOKEN } from '../support/test-app';
 import { insertEmailRow, outboxRow } from './outbox-rows';
 
 const COOLDOWN_MS = 1000;
@@ -98,6 +99,17 @@ describe('destination circuit, Retry-After pause and rate limit across two relay
     expect(beforeOpen).toBeGreaterThanOrEqual(FAILURES);
     expect(beforeOpen).toBeLessThanOrEqual(FAILURES + CONCURRENCY - 1);
     expect(await circuit()).toMatchObject({ circuit: 'open' });
+    const listed = await request(apps[1].url).get('/admin/destinations').set({ Authorization: `Bearer ${VIEWER_TOKEN}` });
+    expect(listed.status).toBe(200);
+    expect(listed.body.items.find((d: { name: string }) => d.name === 'erp')).toMatchObject({
+      registered: true,
+      settings: { concurrency: CONCURRENCY, circuit: { failures: FAILURES, cooldownMs: COOLDOWN_MS }, rateLimit: null },
+      circuit: { state: 'open', failures: expect.any(Number) },
+      paused: false,
+      lastError: 'HTTP 500',
+      backlog: { pending: 200, held: 0 },
+    });
+    expect((await request(apps[1].url).get('/metrics')).text).toMatch(/outbox_destination_circuit\{destination="erp",state="open"\} 1/);
 
     // 30 s of outage in 100 ms steps, both instances running a round at every step.
     const outageStart = clock.now().getTime();
@@ -132,6 +144,9 @@ describe('destination circuit, Retry-After pause and rate limit across two relay
     await relays[0].runOnce();
     const { paused_until } = await circuit();
     expect(paused_until).not.toBeNull();
+    const listed = await request(apps[1].url).get('/admin/destinations').set({ Authorization: `Bearer ${VIEWER_TOKEN}` });
+    expect(listed.body.items.find((d: { name: string }) => d.name === 'erp')).toMatchObject({ paused: true, circuit: { state: 'closed' } });
+    expect((await request(apps[1].url).get('/metrics')).text).toMatch(/outbox_destination_paused_seconds\{destination="erp"\} [1-5]/);
     await insertErpEntries(20, 'later-');
     const email1 = await insertEmailRow(db, 'during-pause');
     // Up to just before the end of the pause: not one more request to the ERP, from either instance.
