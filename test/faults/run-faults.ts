@@ -26,6 +26,7 @@ const LONG = process.argv.includes('--long');
 const seedArg = process.argv.find((a) => a.startsWith('--seed='));
 const SEED = seedArg ? Number(seedArg.slice(7)) : Math.floor(Math.random() * 2 ** 31);
 
+const CIRCUIT_COOLDOWN_MS = 2_000;
 const PROFILE = LONG
   ? { name: 'long', loadSeconds: 720, kills: 200, outages: 4, outageMs: 12_000, erpDowntimeMs: 120_000, concurrency: 6, hostileScale: 1.5, quiesceMs: 300_000 }
   : { name: 'CI-sized', loadSeconds: 80, kills: 22, outages: 2, outageMs: 5_000, erpDowntimeMs: 12_000, concurrency: 6, hostileScale: 1, quiesceMs: 150_000 };
@@ -107,6 +108,9 @@ async function main(): Promise<void> {
     RELAY_TIMEOUT_MS: '1000',
     RELAY_LEASE_MS: '3000',
     RELAY_MAX_ATTEMPTS: '1000',
+    // The suite's time is compressed (RETRY_MAX_MS 2 s): so is the circuit's cool-down.
+    ERP_CIRCUIT_COOLDOWN_MS: String(CIRCUIT_COOLDOWN_MS),
+    EMAIL_CIRCUIT_COOLDOWN_MS: String(CIRCUIT_COOLDOWN_MS),
   };
   // A snapshot of the build: restarts keep running this code even if dist/ is rebuilt meanwhile.
   cpSync(join(__dirname, '..', '..', 'dist'), join(runDir, 'dist'), { recursive: true });
@@ -215,7 +219,7 @@ async function main(): Promise<void> {
     await quiesce(pg, 30_000);
 
     // ---- Phase 4: invariants -----------------------------------------------------
-    await checkInvariants(pg, load, erp, email, outages, backwards, quiet, hostile).catch((error: Error) =>
+    await checkInvariants(pg, load, erp, email, outages, backwards, quiet, hostile, erpChaos.injected.downtime ?? 0).catch((error: Error) =>
       report.check('invariant checks ran to the end', false, error.stack?.split('\n').slice(0, 2).join(' ')),
     );
     report.section('processes', [
@@ -426,6 +430,7 @@ async function checkInvariants(
   backwards: string[],
   quiet: { ok: boolean; ms: number; open: string },
   hostile: HostileResult,
+  erpDowntimeRequests: number,
 ): Promise<void> {
   report.check('quiescence reached before the deadline', quiet.ok, `${(quiet.ms / 1000).toFixed(1)} s, ${quiet.open}`);
   const serverErrors = Object.entries(load.stats.byStatus).filter(([k]) => /\s5\d\d$/.test(k) && !k.endsWith(' 503'));
@@ -526,6 +531,37 @@ async function checkInvariants(
       `effects per key max ${maxPerChange}; missing ${missing.length}${missing.length ? ` (${missing.slice(0, 2).join(', ')})` : ''}; ` +
       `stray ${unexpectedEffects.length}; key reused with another body ${erp.keyReuseConflicts + email.keyReuseConflicts}; ` +
       `POSTs per key max erp ${perKeyRequests(erp)} / email ${perKeyRequests(email)}`,
+  );
+
+  // Order per aggregate: the fake destinations keep effects in the order they applied them.
+  const orderProblems: string[] = [];
+  const position = (fake: typeof erp) => new Map([...fake.effects.keys()].map((k, i) => [k, i]));
+  const erpAt = position(erp);
+  const emailAt = position(email);
+  for (const o of load.orders.filter((x) => x.created)) {
+    const before = (at: Map<string, number>, first: string, then: string) => {
+      const a = at.get(first);
+      const b = at.get(then);
+      if (b !== undefined && (a === undefined || a > b)) orderProblems.push(`${then} applied before ${first}`);
+    };
+    before(erpAt, `erp:order-paid:${TENANT}:${o.id}`, `erp:order-refunded:${TENANT}:${o.id}`);
+    before(emailAt, `email:receipt:${TENANT}:${o.id}`, `email:refund:${TENANT}:${o.id}`);
+  }
+  report.check(
+    "each order's operations reached each destination in the order they happened (paid before refunded)",
+    orderProblems.length === 0,
+    orderProblems.length ? orderProblems.slice(0, 3).join('; ') : `${load.orders.filter((x) => x.created).length} orders`,
+  );
+
+  // ERP downtime: the circuit, not every entry's backoff, decides how often the ERP is knocked on.
+  // Worst case at its start: 2 instances x 2 overlapping rounds x (circuit failures 5 + concurrency 16 - 1)
+  // requests already started; then one probe (an outcome query and a POST) per cool-down.
+  const downtimeRequests = erpDowntimeRequests;
+  const downtimeBound = 2 * 2 * 20 + 2 * (Math.ceil(PROFILE.erpDowntimeMs / CIRCUIT_COOLDOWN_MS) + 1);
+  report.check(
+    'ERP down: requests bounded by the circuit (about one probe per cool-down), not one per entry per backoff',
+    downtimeRequests <= downtimeBound,
+    `${downtimeRequests} requests during ${PROFILE.erpDowntimeMs / 1000} s of downtime (bound ${downtimeBound})`,
   );
 
   // Database outages.
