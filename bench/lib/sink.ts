@@ -33,6 +33,17 @@ export class Sink {
     return [200, '{"status":"ok"}'];
   }
 
+  /** ERP refunds whose first request came before their order's paid (or without it). */
+  refundsBeforePaid(): number {
+    let n = 0;
+    for (const [key, at] of this.firstSeen) {
+      if (!key.startsWith('erp:order-refunded:')) continue;
+      const paid = this.firstSeen.get(key.replace('erp:order-refunded:', 'erp:order-paid:'));
+      if (paid === undefined || paid > at) n++;
+    }
+    return n;
+  }
+
   async stop(): Promise<void> {
     this.server?.closeAllConnections();
     await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());

@@ -44,6 +44,10 @@ describe('destination gate (pure)', () => {
     });
   });
 
+  it('nothing to hand back (no probe, no rate limit) writes nothing', () => {
+    expect(giveBack(initialState('erp'), settings, 60, false)).toBeUndefined();
+  });
+
   it('an unused probe is handed back so the next round (or instance) may probe at once', () => {
     const half = { ...initialState('erp'), circuit: 'half_open' as const, probeUntil: at(6000) };
     const back = giveBack(half, settings, 1, true)!;

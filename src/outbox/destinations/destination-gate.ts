@@ -96,11 +96,14 @@ export function admit(state: DestinationState, settings: DestinationSettings, no
 /** Hands back what an admission granted but the claim did not use (fewer entries were due). */
 export function giveBack(state: DestinationState, settings: DestinationSettings, unused: number, probeUnused: boolean): DestinationState | undefined {
   if (unused <= 0) return undefined;
-  const next = { ...state };
-  // Another instance may probe at once; the circuit stays half open.
-  if (probeUnused && state.circuit === 'half_open') next.probeUntil = null;
   const limit = settings.rateLimit;
-  if (limit && state.tokens !== null) next.tokens = Math.min(limit.burst, state.tokens + unused);
+  const tokens = limit && state.tokens !== null;
+  // Another instance may probe at once; the circuit stays half open.
+  const probe = probeUnused && state.circuit === 'half_open';
+  if (!tokens && !probe) return undefined;
+  const next = { ...state };
+  if (probe) next.probeUntil = null;
+  if (tokens) next.tokens = Math.min(limit.burst, state.tokens! + unused);
   return next;
 }
 
