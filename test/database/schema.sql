@@ -53,6 +53,8 @@ CREATE TABLE outbox (
   source_event_id bigint,
   created_at timestamp with time zone NOT NULL DEFAULT now(),
   delivered_at timestamp with time zone,
+  aggregate text,
+  aggregate_seq integer,
   trace_context text
 ) WITH (fillfactor=80, autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=1000, autovacuum_vacuum_insert_scale_factor=0.05, autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0);
 
@@ -67,6 +69,20 @@ CREATE TABLE outbox_attempts (
   outcome_query text,
   retry_after_ms integer,
   error text
+);
+
+CREATE TABLE outbox_destinations (
+  destination text NOT NULL,
+  circuit text NOT NULL DEFAULT 'closed'::text,
+  failures integer NOT NULL DEFAULT 0,
+  retry_at timestamp with time zone,
+  probe_until timestamp with time zone,
+  paused_until timestamp with time zone,
+  tokens double precision,
+  tokens_at timestamp with time zone,
+  last_error text,
+  changed_at timestamp with time zone,
+  version bigint NOT NULL DEFAULT 0
 );
 
 CREATE TABLE provider_read_budget (
@@ -172,6 +188,10 @@ ALTER TABLE outbox_attempts ADD CONSTRAINT outbox_attempts_outcome_check CHECK (
 
 ALTER TABLE outbox_attempts ADD CONSTRAINT outbox_attempts_outcome_query_check CHECK ((outcome_query = ANY (ARRAY['applied'::text, 'not_applied'::text, 'unknown'::text])));
 
+ALTER TABLE outbox_destinations ADD CONSTRAINT outbox_destinations_circuit_check CHECK ((circuit = ANY (ARRAY['closed'::text, 'open'::text, 'half_open'::text])));
+
+ALTER TABLE outbox_destinations ADD CONSTRAINT outbox_destinations_pkey PRIMARY KEY (destination);
+
 ALTER TABLE provider_read_budget ADD CONSTRAINT provider_read_budget_pkey PRIMARY KEY (key_id);
 
 ALTER TABLE reconciliation_cursors ADD CONSTRAINT reconciliation_cursors_pkey PRIMARY KEY (endpoint_id);
@@ -206,9 +226,11 @@ CREATE UNIQUE INDEX orders_payment ON public.orders USING btree (tenant_id, prov
 
 CREATE UNIQUE INDEX orders_pkey ON public.orders USING btree (tenant_id, id);
 
+CREATE UNIQUE INDEX outbox_aggregate ON public.outbox USING btree (tenant_id, aggregate, aggregate_seq) WHERE (aggregate IS NOT NULL);
+
 CREATE INDEX outbox_created ON public.outbox USING btree (created_at, id);
 
-CREATE INDEX outbox_due ON public.outbox USING btree (next_attempt_at) WHERE (status = 'pending'::text);
+CREATE INDEX outbox_due_destination ON public.outbox USING btree (destination, next_attempt_at) WHERE (status = 'pending'::text);
 
 CREATE INDEX outbox_leased ON public.outbox USING btree (locked_until) WHERE (status = 'delivering'::text);
 
@@ -219,6 +241,8 @@ CREATE UNIQUE INDEX outbox_pkey ON public.outbox USING btree (id);
 CREATE INDEX outbox_source_event ON public.outbox USING btree (source_event_id);
 
 CREATE INDEX outbox_attempts_outbox ON public.outbox_attempts USING btree (outbox_id);
+
+CREATE UNIQUE INDEX outbox_destinations_pkey ON public.outbox_destinations USING btree (destination);
 
 CREATE UNIQUE INDEX provider_read_budget_pkey ON public.provider_read_budget USING btree (key_id);
 
