@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from './config.error';
+import { settingsFor } from './destinations';
 import { Env, loadConfig } from './load-config';
 
 function endpointsFile(endpoints: unknown[]): string {
@@ -50,9 +51,16 @@ describe('loadConfig', () => {
     expect(config.worker).toEqual({ pollMs: 1000, leaseMs: 30000, maxAttempts: 10 });
     expect(config.retry).toEqual({ baseMs: 1000, maxMs: 3600000 });
     expect(config.relay).toEqual({ pollMs: 1000, timeoutMs: 10000, leaseMs: 60000, maxAttempts: 12 });
-    expect(config.destinations).toEqual({
-      erp: { url: undefined, concurrency: 16, circuit: { failures: 5, cooldownMs: 30000 }, rateLimit: undefined },
-      email: { url: undefined, concurrency: 8, circuit: { failures: 5, cooldownMs: 30000 }, rateLimit: undefined },
+    expect([...config.destinations.keys()]).toEqual(['erp', 'email']);
+    expect(settingsFor(config.destinations.get('erp'), { concurrency: 16 }, config.relay.timeoutMs)).toEqual({
+      url: undefined,
+      timeoutMs: 10000,
+      concurrency: 16,
+      circuit: { failures: 5, cooldownMs: 30000 },
+      rateLimit: undefined,
+      headers: {},
+      signingKey: undefined,
+      tls: undefined,
     });
     expect(config.generatedAdminToken).toHaveLength(32);
     const endpoint = config.endpoints.get('stripe-acme')!;
@@ -98,13 +106,13 @@ describe('loadConfig', () => {
       EMAIL_RATE_LIMIT: '5',
       EMAIL_RATE_BURST: '20',
     });
-    expect(config.destinations.erp).toEqual({
+    expect(settingsFor(config.destinations.get('erp'), { concurrency: 16 }, config.relay.timeoutMs)).toMatchObject({
       url: 'https://erp.internal/api',
       concurrency: 4,
       circuit: { failures: 3, cooldownMs: 10000 },
       rateLimit: { perSecond: 50, burst: 50 },
     });
-    expect(config.destinations.email.rateLimit).toEqual({ perSecond: 5, burst: 20 });
+    expect(settingsFor(config.destinations.get('email'), {}, config.relay.timeoutMs).rateLimit).toEqual({ perSecond: 5, burst: 20 });
   });
 
   it('accepts sha256-hashed admin tokens and both roles', () => {

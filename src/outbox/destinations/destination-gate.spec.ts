@@ -1,7 +1,9 @@
-import { DestinationSettings } from '../../config/app-config';
+import type { DestinationSettings as AllSettings } from '../../config/destinations';
 import { admit, giveBack, initialState, report } from './destination-gate';
 
-const settings: DestinationSettings = { concurrency: 4, circuit: { failures: 3, cooldownMs: 1000 } };
+type DestinationSettings = Pick<AllSettings, 'circuit' | 'rateLimit'>;
+
+const settings: DestinationSettings = { circuit: { failures: 3, cooldownMs: 1000 } };
 const limited: DestinationSettings = { ...settings, rateLimit: { perSecond: 10, burst: 5 } };
 const at = (ms: number) => new Date(Date.UTC(2026, 11, 1) + ms);
 const LEASE = 5000;
