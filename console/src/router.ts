@@ -12,6 +12,9 @@ export type Route =
   | { page: 'audit'; query: Record<string, string> }
   | { page: 'not_found'; path: string };
 
+/** The pages that show a cursor-paged list. */
+export type ListPage = 'inbox' | 'outbox' | 'audit';
+
 export function parseRoute(hash: string): Route {
   const raw = hash.replace(/^#/, '') || '/';
   const [path, search = ''] = raw.split('?', 2);

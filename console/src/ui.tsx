@@ -1,6 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { describeError } from './api';
+import { href, ListPage } from './router';
 
 /** Loads data for a page; `reload` runs it again (after an action). Errors keep the API's reason. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data?: T; error?: unknown; loading: boolean; reload: () => void } {
@@ -94,15 +95,33 @@ export function ActionWithReason(props: {
   );
 }
 
-export function Pager({ next, onNext, onFirst, first }: { next: string | null; first: boolean; onNext: () => void; onFirst: () => void }) {
+/** First and next page of a cursor-paged list: the filter stays, the cursor moves. */
+export function Pager({ page, filter, cursor, next, go }: {
+  page: ListPage;
+  filter: Record<string, string>;
+  cursor: string | undefined;
+  next: string | null;
+  go: (hash: string) => void;
+}) {
   return (
     <div class="pager">
-      <button class="secondary" disabled={first} onClick={onFirst}>
+      <button class="secondary" disabled={!cursor} onClick={() => go(href({ page, query: filter }))}>
         First page
       </button>
-      <button class="secondary" disabled={!next} onClick={onNext} data-test="next-page">
+      <button class="secondary" disabled={!next} onClick={() => next && go(href({ page, query: { ...filter, cursor: next } }))} data-test="next-page">
         Next page
       </button>
     </div>
+  );
+}
+
+/** The one row of a list that matched nothing. */
+export function EmptyRow({ columns, children }: { columns: number; children: ComponentChildren }) {
+  return (
+    <tr>
+      <td colSpan={columns} class="muted">
+        {children}
+      </td>
+    </tr>
   );
 }

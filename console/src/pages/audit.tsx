@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import type { Api } from '../api';
 import { instant } from '../format';
 import { href } from '../router';
-import { ErrorBanner, Loading, Pager, useLoad } from '../ui';
+import { ErrorBanner, Loading, EmptyRow, Pager, useLoad } from '../ui';
 
 export function Audit({ api, query, go }: { api: Api; query: Record<string, string>; go: (hash: string) => void }) {
   const key = JSON.stringify(query);
@@ -55,21 +55,10 @@ export function Audit({ api, query, go }: { api: Api; query: Record<string, stri
                   <td>{a.reason}</td>
                 </tr>
               ))}
-              {data.items.length === 0 && (
-                <tr>
-                  <td colSpan={6} class="muted">
-                    No entries match.
-                  </td>
-                </tr>
-              )}
+              {data.items.length === 0 && <EmptyRow columns={6}>No entries match.</EmptyRow>}
             </tbody>
           </table>
-          <Pager
-            next={data.nextCursor}
-            first={!query.cursor}
-            onFirst={() => go(href({ page: 'audit', query: filter }))}
-            onNext={() => data.nextCursor && go(href({ page: 'audit', query: { ...filter, cursor: data.nextCursor } }))}
-          />
+          <Pager page="audit" filter={filter} cursor={query.cursor} next={data.nextCursor} go={go} />
         </>
       )}
     </section>

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import type { Api, Session } from '../api';
 import { instant } from '../format';
 import { href } from '../router';
-import { ActionWithReason, ErrorBanner, Loading, Pager, Status, useLoad } from '../ui';
+import { ActionWithReason, ErrorBanner, Loading, EmptyRow, Pager, Status, useLoad } from '../ui';
 
 const FILTERS = ['status', 'provider', 'type', 'tenant', 'endpoint', 'from', 'to'] as const;
 const STATUSES = ['', 'pending', 'processing', 'done', 'ignored', 'quarantined'];
@@ -82,21 +82,10 @@ export function Inbox({ api, session, query, go }: { api: Api; session: Session;
                   <td class="muted">{e.statusReason ?? e.lastError ?? ''}</td>
                 </tr>
               ))}
-              {data.items.length === 0 && (
-                <tr>
-                  <td colSpan={8} class="muted">
-                    No events match.
-                  </td>
-                </tr>
-              )}
+              {data.items.length === 0 && <EmptyRow columns={8}>No events match.</EmptyRow>}
             </tbody>
           </table>
-          <Pager
-            next={data.nextCursor}
-            first={!query.cursor}
-            onFirst={() => go(href({ page: 'inbox', query: filter }))}
-            onNext={() => data.nextCursor && go(href({ page: 'inbox', query: { ...filter, cursor: data.nextCursor } }))}
-          />
+          <Pager page="inbox" filter={filter} cursor={query.cursor} next={data.nextCursor} go={go} />
         </>
       )}
     </section>

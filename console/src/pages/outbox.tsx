@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import type { Api, OutboxEntry, Session } from '../api';
 import { instant } from '../format';
 import { href } from '../router';
-import { ActionWithReason, ErrorBanner, Loading, Pager, Status, useLoad } from '../ui';
+import { ActionWithReason, ErrorBanner, Loading, EmptyRow, Pager, Status, useLoad } from '../ui';
 
 const STATUSES = ['', 'pending', 'delivering', 'delivered', 'unresolved', 'dead'];
 
@@ -87,21 +87,10 @@ export function Outbox({ api, session, query, go }: { api: Api; session: Session
                   <td>{session.role === 'operator' && <OutboxActions api={api} entry={o} done={reload} />}</td>
                 </tr>
               ))}
-              {data.items.length === 0 && (
-                <tr>
-                  <td colSpan={8} class="muted">
-                    No entries match.
-                  </td>
-                </tr>
-              )}
+              {data.items.length === 0 && <EmptyRow columns={8}>No entries match.</EmptyRow>}
             </tbody>
           </table>
-          <Pager
-            next={data.nextCursor}
-            first={!query.cursor}
-            onFirst={() => go(href({ page: 'outbox', query: filter }))}
-            onNext={() => data.nextCursor && go(href({ page: 'outbox', query: { ...filter, cursor: data.nextCursor } }))}
-          />
+          <Pager page="outbox" filter={filter} cursor={query.cursor} next={data.nextCursor} go={go} />
         </>
       )}
     </section>
