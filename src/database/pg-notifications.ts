@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import type { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
@@ -9,7 +10,9 @@ type Listener = () => void;
  * LISTEN/NOTIFY wake-ups between instances (and at once inside one). Listening uses one dedicated
  * connection per instance (reconnected after failures); notifying is throttled
  * per channel, so a burst of inserts costs one NOTIFY, not one per row.
- * A missed notification only delays work until the next scheduled poll.
+ * A missed notification only delays work until the next scheduled poll. Each NOTIFY carries
+ * this instance's origin, so the instance ignores its own when it comes back through LISTEN: its
+ * listeners were woken when it notified, and a second wake-up would cost an empty claim.
  */
 @Injectable()
 export class PgNotifications implements OnApplicationShutdown {
@@ -17,6 +20,8 @@ export class PgNotifications implements OnApplicationShutdown {
   private readonly listeners = new Map<string, Set<Listener>>();
   private readonly lastNotify = new Map<string, number>();
   private readonly trailing = new Map<string, NodeJS.Timeout>();
+  /** The payload of this instance's notifications. Older versions send none: theirs always wake. */
+  private readonly origin = randomBytes(8).toString('hex');
   private client?: Client;
   private connecting?: Promise<void>;
   private closed = false;
@@ -60,7 +65,7 @@ export class PgNotifications implements OnApplicationShutdown {
   }
 
   private send(channel: string): void {
-    this.dataSource.query('SELECT pg_notify($1, NULL)', [channel]).catch((error: Error) => {
+    this.dataSource.query('SELECT pg_notify($1, $2)', [channel, this.origin]).catch((error: Error) => {
       this.logger.debug({ channel, err: error.message }, 'notify failed; the next poll picks the work up');
     });
   }
@@ -75,6 +80,7 @@ export class PgNotifications implements OnApplicationShutdown {
     const options = this.dataSource.options as PostgresConnectionOptions;
     const client = new Client({ connectionString: options.url, connectionTimeoutMillis: 5_000, keepAlive: true });
     client.on('notification', (message) => {
+      if (message.payload === this.origin) return;
       for (const listener of this.listeners.get(message.channel) ?? []) listener();
     });
     client.on('error', () => this.reconnectLater(client));
