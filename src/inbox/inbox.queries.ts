@@ -1,3 +1,5 @@
+import { opaque } from '../database/prepared-statement';
+
 /**
  * Hot-path SQL of the inbox, hand-written so reviewers see every change.
  * Each claim query is matched by a partial index of the initial migration.
@@ -101,7 +103,7 @@ export const FINISH_MANY = `
   WITH finished AS (
     UPDATE webhook_inbox i
        SET status = v.status, status_reason = v.reason, completed_at = $4, locked_by = NULL, locked_until = NULL
-      FROM unnest($1::bigint[], $2::text[], $3::text[]) AS v(id, status, reason)
+      FROM unnest(${opaque(1, 'bigint[]')}, ${opaque(2, 'text[]')}, ${opaque(3, 'text[]')}) AS v(id, status, reason)
      WHERE i.id = v.id AND i.locked_by = $5
     RETURNING i.id, i.attempts, v.status, v.reason
   ), history AS (

@@ -131,7 +131,11 @@ export class InboxRepository {
     reason: string | null,
     now: Date,
   ): Promise<boolean> {
-    const rows: { id: string }[] = await tx.query(FINISH, [id, lease, status, reason, now]);
+    const values = [id, lease, status, reason, now];
+    // Prepared inside the worker's transaction; a quarantine recorded after a failed one runs alone.
+    const rows: { id: string }[] = tx.queryRunner?.isTransactionActive
+      ? (await queryPreparedIn<{ id: string }>(tx, 'inbox_finish', FINISH, values)).rows
+      : await tx.query(FINISH, values);
     return rows.length === 1;
   }
 

@@ -1,3 +1,5 @@
+import { opaque } from '../database/prepared-statement';
+
 /** Hand-written SQL of the orders module. */
 
 const ORDER_COLUMNS = `tenant_id, id, status, provider_payment_id, total_minor, currency, customer_email,
@@ -18,7 +20,7 @@ export const SELECT_ORDER = `SELECT ${ORDER_COLUMNS} FROM orders WHERE tenant_id
  */
 export const LOCK_ORDERS = `
   SELECT ${ORDER_COLUMNS} FROM orders
-   WHERE (tenant_id, id) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+   WHERE (tenant_id, id) IN (SELECT * FROM unnest(${opaque(1, 'text[]')}, ${opaque(2, 'text[]')}))
    ORDER BY tenant_id, id
      FOR UPDATE`;
 
@@ -35,7 +37,8 @@ export const TRANSITION_ORDERS = `
        SET status = v.to_status,
            provider_payment_id = COALESCE(o.provider_payment_id, v.payment_id),
            updated_at = now()
-      FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[])
+      FROM unnest(${opaque(1, 'text[]')}, ${opaque(2, 'text[]')}, ${opaque(3, 'text[]')}, ${opaque(4, 'bigint[]')},
+                  ${opaque(5, 'text[]')}, ${opaque(6, 'text[]')}, ${opaque(7, 'text[]')})
            AS v(tenant_id, id, payment_id, total_minor, currency, from_status, to_status)
      WHERE o.tenant_id = v.tenant_id AND o.id = v.id
        AND (o.provider_payment_id IS NULL OR o.provider_payment_id = v.payment_id)
@@ -43,7 +46,7 @@ export const TRANSITION_ORDERS = `
     RETURNING 1
   ), steps AS (
     INSERT INTO order_transitions (tenant_id, order_id, inbox_id, from_status, to_status, at)
-    SELECT *, now() FROM unnest($8::text[], $9::text[], $10::bigint[], $11::text[], $12::text[])
+    SELECT *, now() FROM unnest(${opaque(8, 'text[]')}, ${opaque(9, 'text[]')}, ${opaque(10, 'bigint[]')}, ${opaque(11, 'text[]')}, ${opaque(12, 'text[]')})
   )
   SELECT count(*)::int AS n FROM moved`;
 
@@ -54,7 +57,7 @@ export const TRANSITIONS_BY_EVENT = `
 export const RECORD_PAYMENT_ERRORS = `
   UPDATE orders o
      SET last_payment_error = v.error, updated_at = now()
-    FROM unnest($1::text[], $2::text[], $3::text[]) AS v(tenant_id, id, error)
+    FROM unnest(${opaque(1, 'text[]')}, ${opaque(2, 'text[]')}, ${opaque(3, 'text[]')}) AS v(tenant_id, id, error)
    WHERE o.tenant_id = v.tenant_id AND o.id = v.id AND o.status = 'awaiting_payment'`;
 
 // ---- Erasure (an operator's use case, CustomerErasureService) ----

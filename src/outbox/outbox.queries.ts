@@ -1,3 +1,5 @@
+import { opaque } from '../database/prepared-statement';
+
 /**
  * Hot-path SQL of the outbox, hand-written so reviewers see every change.
  * Times come from the application Clock as parameters, so tests can move time.
@@ -20,15 +22,15 @@
  */
 export const CLAIM_OUTBOX = `
   WITH budget AS (
-    SELECT * FROM unnest($4::text[], $5::int[]) AS b(destination, n)
+    SELECT * FROM unnest(${opaque(4, 'text[]')}, ${opaque(5, 'int[]')}) AS b(destination, n)
   ), expired AS (
     SELECT b.destination, b.n, x.id, false AS held, 0 AS src, x.at
       FROM budget b
      CROSS JOIN LATERAL (
        SELECT o.id, o.locked_until AS at FROM outbox o
-        WHERE o.status = 'delivering' AND o.locked_until < $1 AND o.destination = b.destination
+        WHERE o.status = 'delivering' AND o.locked_until < ${opaque(1, 'timestamptz')} AND o.destination = b.destination
         ORDER BY o.locked_until
-        LIMIT $6
+        LIMIT ${opaque(6, 'int')}
           FOR UPDATE SKIP LOCKED) x
   ), due AS (
     SELECT b.destination, b.n, x.id, x.held, 1 AS src, x.at
@@ -42,7 +44,7 @@ export const CLAIM_OUTBOX = `
          FROM outbox o
         WHERE o.status = 'pending' AND o.destination = b.destination AND o.next_attempt_at <= greatest($1::timestamptz, now())
         ORDER BY o.next_attempt_at
-        LIMIT $6
+        LIMIT ${opaque(6, 'int')}
           FOR UPDATE SKIP LOCKED) x
   ), picked AS (
     SELECT id, held FROM (
@@ -155,7 +157,7 @@ export const ENSURE_DESTINATIONS = `
 export const DESTINATION_STATE_COLUMNS = `destination, circuit, failures, retry_at, probe_until, paused_until,
   tokens, tokens_at, last_error, changed_at, version`;
 
-export const READ_DESTINATIONS = `SELECT ${DESTINATION_STATE_COLUMNS} FROM outbox_destinations WHERE destination = ANY($1::text[])`;
+export const READ_DESTINATIONS = `SELECT ${DESTINATION_STATE_COLUMNS} FROM outbox_destinations WHERE destination = ANY(${opaque(1, 'text[]')}::text[])`;
 
 /** Optimistic: changes the row only if nobody wrote it since it was read at version $11. */
 export const WRITE_DESTINATION = `
@@ -163,7 +165,6 @@ export const WRITE_DESTINATION = `
      SET circuit = $2, failures = $3, retry_at = $4, probe_until = $5, paused_until = $6,
          tokens = $7, tokens_at = $8, last_error = $9, changed_at = $10, version = version + 1
    WHERE destination = $1 AND version = $11`;
-
 
 // ---- Retention (maintenance role) ----
 
