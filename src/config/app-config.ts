@@ -125,7 +125,8 @@ export interface AppConfig {
   intake: { queueMax: number; queueWaitMs: number; bufferMaxBytes: number };
   /** HTTP server bounds: the headers and the whole request must arrive in time; open connections are capped. */
   http: { headersTimeoutMs: number; bodyTimeoutMs: number; maxConnections: number };
-  worker: { pollMs: number; leaseMs: number; maxAttempts: number };
+  /** coalesceMs: while wake-ups keep coming, claims start at most this often, so each takes several events. */
+  worker: { pollMs: number; coalesceMs: number; leaseMs: number; maxAttempts: number };
   retry: RetryPolicy;
   relay: { pollMs: number; timeoutMs: number; leaseMs: number; maxAttempts: number };
   metricsToken?: string;

@@ -384,6 +384,7 @@ export function loadConfig(env: Env): AppConfig {
     },
     worker: {
       pollMs: int('WORKER_POLL_MS', env, 1000, 10),
+      coalesceMs: int('WORKER_COALESCE_MS', env, 10, 0, 1000),
       leaseMs: workerLeaseMs,
       maxAttempts: int('WORKER_MAX_ATTEMPTS', env, 10, 1, 1000),
     },

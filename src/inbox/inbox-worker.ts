@@ -27,6 +27,11 @@ const MIN_SPLIT = 16;
  * ahead of the lanes under load (when each lane claimed its own batch, every
  * claim skipped past the rows the other lanes had locked, and the claims cost
  * more than the business transactions).
+ *
+ * While wake-ups keep coming, claims start at most every WORKER_COALESCE_MS:
+ * at moderate rates each event would otherwise pay a claim and a transaction of
+ * its own, and a few milliseconds gather several into one. A wake-up after a
+ * quiet spell, or a claim that came back full, claims at once.
  */
 @Injectable()
 export class InboxWorker {
@@ -38,6 +43,11 @@ export class InboxWorker {
   private claiming = false;
   /** A wake-up since the last claim started, or the last claim came back full. */
   private due = false;
+  /** The last claim came back full: the next one starts without waiting. */
+  private backlog = false;
+  private lastClaimAt = -Infinity;
+  /** Set while a wake-up waits for the coalescing gap to end. */
+  private gapTimer?: NodeJS.Timeout;
   private stopped = false;
   private claimed = 0;
   private idle: (() => void)[] = [];
@@ -78,6 +88,8 @@ export class InboxWorker {
   /** No new claim starts; resolves once the claimed events are processed (or rolled back). */
   async stop(): Promise<void> {
     this.stopped = true;
+    clearTimeout(this.gapTimer);
+    this.gapTimer = undefined;
     await this.whenIdle();
   }
 
@@ -100,9 +112,18 @@ export class InboxWorker {
     const slow = this.batchMs === undefined || this.batchMs > this.config.worker.leaseMs / 8;
     const freeLanes = this.concurrency - this.busyLanes - this.queue.length;
     const batches = slow ? freeLanes : this.queue.length < this.concurrency ? this.concurrency : 0;
-    if (this.due && !this.claiming && !this.stopped && batches > 0) {
+    if (this.due && !this.claiming && !this.stopped && batches > 0 && !this.gapTimer) {
+      const wait = this.backlog ? 0 : this.lastClaimAt + this.config.worker.coalesceMs - performance.now();
+      if (wait > 0) {
+        this.gapTimer = setTimeout(() => {
+          this.gapTimer = undefined;
+          this.pump();
+        }, wait);
+        return;
+      }
       this.due = false;
       this.claiming = true;
+      this.lastClaimAt = performance.now();
       void this.claimAhead(batches).finally(() => {
         this.claiming = false;
         this.pump();
@@ -118,7 +139,8 @@ export class InboxWorker {
     try {
       const events = await this.claim(size);
       this.claimed += events.length;
-      if (events.length === size) this.due = true;
+      this.backlog = events.length === size;
+      if (this.backlog) this.due = true;
       this.queue.push(...this.split(events, batches));
     } catch (error) {
       // Typically the database is unreachable; the next poll wakes the worker again.
