@@ -44,6 +44,8 @@ interface Row {
   value: number;
   unit: string;
   ratio?: number;
+  /** A reference the round's other stages are a ratio of. */
+  reference?: boolean;
   notes?: string;
   /** With --statements: PostgreSQL's execution time per event or request, by statement. */
   statements?: StatementShare[];
@@ -175,6 +177,7 @@ INSERT INTO bench_baseline (source_scope, event_id, tenant_id, provider, endpoin
       value: round(tps, 0),
       unit: 'rows/s',
       ratio: protocol === 'prepared' ? 1 : undefined,
+      reference: true,
       notes: `CPU per row: pgbench ${perRowUs(childrenCpuMs() - cpuBefore.client)} us, PostgreSQL ${perRowUs(postgresCpuMs() - cpuBefore.postgres)} us`,
     });
     return tps;
@@ -205,6 +208,7 @@ async function workerBound(server: BenchServer): Promise<number> {
       value: round(rate, 0),
       unit: 'events/s',
       ratio: 1,
+      reference: true,
       notes: `${done}/${SIZES.drain} events done -> ${effects} outbox rows; CPU per event: pg client ${round((bench.user + bench.system) / SIZES.drain, 0)} us, PostgreSQL ${round(((postgresCpuMs() - cpuBefore.postgres) * 1000) / SIZES.drain, 0)} us`,
     });
     return rate;
@@ -702,8 +706,8 @@ async function seedPending(c: import('pg').Client, n: number): Promise<void> {
 /** Per stage: the sample with the median ratio to its own round's baseline (or the median value), and the spread. */
 function summary(): (Row & { spread: string })[] {
   return [...samples.values()].map((list) => {
-    // The baseline (ratio 1) by its value, every other stage by its ratio to its own round's baseline.
-    const key = (r: Row) => (r.ratio === undefined || r.ratio === 1 ? r.value : r.ratio);
+    // A reference by its value, every other stage by its ratio to its own round's reference (which may be exactly 1).
+    const key = (r: Row) => (r.reference || r.ratio === undefined ? r.value : r.ratio);
     const sorted = [...list].sort((a, b) => key(a) - key(b));
     const mid = sorted[Math.floor((sorted.length - 1) / 2)];
     const values = list.map((r) => r.value);
