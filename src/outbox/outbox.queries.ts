@@ -22,15 +22,17 @@ import { opaque } from '../database/prepared-statement';
  */
 export const CLAIM_OUTBOX = `
   WITH budget AS (
+    -- Only the arrays opaque: with its limit and lease bound hidden as well, the generic plan
+    -- cost a drain of 20,000 deliveries 20-30% of its rate.
     SELECT * FROM unnest(${opaque(4, 'text[]')}, ${opaque(5, 'int[]')}) AS b(destination, n)
   ), expired AS (
     SELECT b.destination, b.n, x.id, false AS held, 0 AS src, x.at
       FROM budget b
      CROSS JOIN LATERAL (
        SELECT o.id, o.locked_until AS at FROM outbox o
-        WHERE o.status = 'delivering' AND o.locked_until < ${opaque(1, 'timestamptz')} AND o.destination = b.destination
+        WHERE o.status = 'delivering' AND o.locked_until < $1 AND o.destination = b.destination
         ORDER BY o.locked_until
-        LIMIT ${opaque(6, 'int')}
+        LIMIT $6
           FOR UPDATE SKIP LOCKED) x
   ), due AS (
     SELECT b.destination, b.n, x.id, x.held, 1 AS src, x.at
@@ -44,7 +46,7 @@ export const CLAIM_OUTBOX = `
          FROM outbox o
         WHERE o.status = 'pending' AND o.destination = b.destination AND o.next_attempt_at <= greatest($1::timestamptz, now())
         ORDER BY o.next_attempt_at
-        LIMIT ${opaque(6, 'int')}
+        LIMIT $6
           FOR UPDATE SKIP LOCKED) x
   ), picked AS (
     SELECT id, held FROM (
