@@ -14,7 +14,7 @@ import type { JobHelpers } from 'graphile-worker';
 import { Pool as PgPool } from 'pg';
 import { Pool } from 'undici';
 import { signRequest } from '../src/cli/sign-request';
-import { freshDatabase, seedOrders, seedPaymentBacklog, startServer, waitForCount, waitUntilNone, withClient, BenchServer } from './lib/database';
+import { drainOutcome, freshDatabase, seedOrders, seedPaymentBacklog, startServer, waitForCount, waitUntilNone, withClient, BenchServer } from './lib/database';
 import { BENCH_STRIPE_SECRET, childrenCpuMs, postgresCpuMs, startService } from './lib/service';
 import { Sink } from './lib/sink';
 import { FakeCollector } from './lib/collector';
@@ -177,7 +177,7 @@ INSERT INTO bench_baseline (source_scope, event_id, tenant_id, provider, endpoin
       value: round(tps, 0),
       unit: 'rows/s',
       ratio: protocol === 'prepared' ? 1 : undefined,
-      reference: true,
+      reference: protocol === 'prepared',
       notes: `CPU per row: pgbench ${perRowUs(childrenCpuMs() - cpuBefore.client)} us, PostgreSQL ${perRowUs(postgresCpuMs() - cpuBefore.postgres)} us`,
     });
     return tps;
@@ -196,12 +196,7 @@ async function workerBound(server: BenchServer): Promise<number> {
     await drainBound(db.url);
     const seconds = (performance.now() - started) / 1000;
     const bench = process.cpuUsage(cpuBefore.bench);
-    const { done, effects } = await withClient(db.url, async (c) => {
-      const { rows: [r] } = await c.query(
-        `SELECT (SELECT count(*)::int FROM webhook_inbox WHERE status = 'done') AS done, (SELECT count(*)::int FROM outbox) AS effects`,
-      );
-      return r as { done: number; effects: number };
-    });
+    const { done, effects } = await drainOutcome(db.url);
     const rate = SIZES.drain / seconds;
     rows.push({
       stage: "worker bound: the drain's statements alone (frozen, bench/lib/drain-bound.ts), 8 lanes",
@@ -285,12 +280,7 @@ async function workerDrain(server: BenchServer, instances: number, base: number,
     const perEventUs = (ms: number) => round((ms * 1000) / SIZES.drain, 0);
     const serviceUs = perEventUs(services.reduce((t, s) => t + s.cpuMs(), 0) - cpuBefore.service);
     const postgresUs = perEventUs(postgresCpuMs() - cpuBefore.postgres);
-    const { done, effects } = await withClient(db.url, async (c) => {
-      const { rows: [r] } = await c.query(
-        `SELECT (SELECT count(*)::int FROM webhook_inbox WHERE status = 'done') AS done, (SELECT count(*)::int FROM outbox) AS effects`,
-      );
-      return r as { done: number; effects: number };
-    });
+    const { done, effects } = await drainOutcome(db.url);
     const rate = SIZES.drain / seconds;
     rows.push({
       stage: labelled(`worker drain: ${instances} instance${instances > 1 ? 's' : ''}, full business transaction`, variant),
@@ -835,7 +825,7 @@ async function main(): Promise<void> {
       if (wanted('worker') || wanted('graphile')) {
         log('graphile-worker...');
         // Its no-op jobs are not the same work: measured only when asked for by name.
-        if (wanted('graphile') && only) {
+        if (only?.includes('graphile')) {
           await graphile(server, 'defaults', bound);
           await graphile(server, 'batched', bound);
         }

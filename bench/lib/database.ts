@@ -86,6 +86,16 @@ export async function seedPaymentBacklog(url: string, from: number, count: numbe
   });
 }
 
+/** What a drain left: inbox rows done, outbox rows written. */
+export function drainOutcome(url: string): Promise<{ done: number; effects: number }> {
+  return withClient(url, async (c) => {
+    const { rows: [r] } = await c.query(
+      `SELECT (SELECT count(*)::int FROM webhook_inbox WHERE status = 'done') AS done, (SELECT count(*)::int FROM outbox) AS effects`,
+    );
+    return r as { done: number; effects: number };
+  });
+}
+
 /**
  * Resolves with the elapsed seconds once no row of `table` is in `open` statuses.
  * One EXISTS per status reads that status's partial index, so polling every 20 ms
