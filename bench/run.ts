@@ -15,7 +15,7 @@ import { Pool as PgPool } from 'pg';
 import { Pool } from 'undici';
 import { signRequest } from '../src/cli/sign-request';
 import { drainOutcome, freshDatabase, seedOrders, seedPaymentBacklog, startServer, waitForCount, waitUntilNone, withClient, BenchServer } from './lib/database';
-import { BENCH_STRIPE_SECRET, childrenCpuMs, postgresCpuMs, startService } from './lib/service';
+import { BENCH_STRIPE_SECRET, childrenCpuMs, postgresCpuMs, postgresWrites, startService } from './lib/service';
 import { Sink } from './lib/sink';
 import { FakeCollector } from './lib/collector';
 import { median, round, summarize } from './lib/stats';
@@ -80,13 +80,14 @@ let collector: FakeCollector | undefined;
 const OFF: Variant = { label: '', env: {} };
 
 function variants(): Variant[] {
-  if (!tracingBench) return [OFF];
+  const before = process.env.BENCH_BEFORE_MAIN;
+  // Another build beside this one, alternating in each round: an A/B of a change in one run.
+  if (!tracingBench) return before ? [{ label: 'before', env: {}, mainJs: before }, { label: 'after', env: {} }] : [OFF];
   const on = (ratio: string): Record<string, string> => ({
     OTEL_EXPORTER_OTLP_ENDPOINT: collector!.url,
     OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
     OTEL_TRACES_SAMPLER_ARG: ratio,
   });
-  const before = process.env.BENCH_BEFORE_MAIN;
   return [
     ...(before ? [{ label: 'before tracing', env: {}, mainJs: before }] : []),
     { label: 'tracing off', env: {} },
@@ -549,13 +550,15 @@ async function endToEnd(server: BenchServer, variant: Variant = OFF): Promise<{ 
     const cold = await sendAtRate(pool, sink, rate, 0, warmup);
     await statements.reset();
     const cpuBefore = { service: service.cpuMs(), postgres: postgresCpuMs(), bench: process.cpuUsage() };
+    const writesBefore = { service: service.writes(), postgres: postgresWrites() };
     const measured = await sendAtRate(pool, sink, rate, warmup, count);
     const perEventUs = (ms: number) => round((ms * 1000) / count, 0);
+    const writes = `writes per event: service ${round((service.writes() - writesBefore.service) / count, 1)}, PostgreSQL ${round((postgresWrites() - writesBefore.postgres) / count, 1)}`;
     const bench = process.cpuUsage(cpuBefore.bench);
     const serviceUs = perEventUs(service.cpuMs() - cpuBefore.service);
     const cpu =
       `CPU per event: service ${serviceUs} us, PostgreSQL ${perEventUs(postgresCpuMs() - cpuBefore.postgres)} us, ` +
-      `load generator and sink ${round((bench.user + bench.system) / count, 0)} us`;
+      `load generator and sink ${round((bench.user + bench.system) / count, 0)} us; ${writes}`;
     await pool.close();
     const { p50, p99 } = summarize(measured.latencies);
     const ack = summarize(measured.ackLatencies);
@@ -867,7 +870,8 @@ async function main(): Promise<void> {
     if (wanted('e2e')) {
       const p50s = new Map<Variant, number>();
       const cpu = new Map<Variant, number>();
-      for (const variant of variants()) {
+      const passes = process.env.BENCH_BEFORE_MAIN && !tracingBench ? rounds : 1;
+      for (let pass = 0; pass < passes; pass++) for (const variant of pass % 2 ? [...variants()].reverse() : variants()) {
         log(`end to end${variant.label ? ` [${variant.label}]` : ''}...`);
         const { p50, serviceUs } = await endToEnd(server, variant);
         p50s.set(variant, p50);

@@ -9,6 +9,7 @@ import { PayloadEncryption1764979200000 } from './1764979200000-payload-encrypti
 import { AttemptHistory1765065600000 } from './1765065600000-attempt-history';
 import { TimelineIndexes1765065601000 } from './1765065601000-timeline-indexes';
 import { TraceContext1765152000000 } from './1765152000000-trace-context';
+import { ExpectRows1765238400000 } from './1765238400000-expect-rows';
 
 /** Every migration, oldest first. Listed explicitly so ts-jest and the compiled build load the same set. */
 export const MIGRATIONS = [
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   AttemptHistory1765065600000,
   TimelineIndexes1765065601000,
   TraceContext1765152000000,
+  ExpectRows1765238400000,
 ];

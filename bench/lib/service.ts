@@ -14,6 +14,8 @@ export interface Service {
   peakRssMiB(): number;
   /** CPU time used so far (user + system), in milliseconds. */
   cpuMs(): number;
+  /** Write system calls so far. */
+  writes(): number;
   stop(): Promise<void>;
 }
 
@@ -41,6 +43,25 @@ function cpuFields(pid: number | 'self'): { own: number; children: number } {
   // Fields 14-17 of /proc/<pid>/stat, in clock ticks (100 per second on Linux).
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return { own: (Number(fields[11]) + Number(fields[12])) * 10, children: (Number(fields[13]) + Number(fields[14])) * 10 };
+}
+
+/** Write system calls of one process so far (each socket write to PostgreSQL, a client or the sink is one). */
+export function processWrites(pid: number): number {
+  return Number(/syscw: (\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? 0);
+}
+
+/** Write system calls of every live `postgres` process (a backend that ended meanwhile is not counted). */
+export function postgresWrites(): number {
+  let total = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') total += processWrites(Number(pid));
+    } catch {
+      // Exited while we looked.
+    }
+  }
+  return total;
 }
 
 /** CPU time (user + system) of one process so far, in milliseconds. */
@@ -120,6 +141,7 @@ export async function startService(databaseUrl: string, env: Record<string, stri
     cpuMs: () => {
       return processCpuMs(child.pid!);
     },
+    writes: () => processWrites(child.pid!),
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();

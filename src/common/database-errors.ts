@@ -41,3 +41,9 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   const e = error as { code?: unknown; constraint?: unknown } | null;
   return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
 }
+
+/** P0001 from expect_rows(..., reason): a statement's own assertion failed, and its transaction with it. */
+export function isExpectationFailed(error: unknown, reason: string): boolean {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  return e?.code === 'P0001' && e.message === reason;
+}

@@ -20,6 +20,10 @@ export function createDataSource(url: string, poolSize = POOL_SIZE): DataSource 
       query_timeout: 30_000,
       keepAlive: true,
       application_name: 'webhook-inbox',
+      // A statement is sent while the ones before it are still out (each with its own Sync, so a
+      // failure outside a transaction touches no other): transactionWithAfterCommit sends BEGIN
+      // with the first statement and COMMIT with the last ones, in one round trip each.
+      pipeline: true,
       // A client emits a server-side disconnect (e.g. 57P01 at shutdown) on itself; while it is
       // checked out between queries nothing may be listening, and an unhandled 'error' event
       // kills the process. Its next query fails and is handled (503 or retry).

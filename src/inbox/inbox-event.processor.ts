@@ -5,24 +5,16 @@ import { DataSource, EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
 import { PermanentError, TransientError } from '../common/errors';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { transactionWithAfterCommit } from '../database/after-commit';
+import { settle, transactionWithAfterCommit } from '../database/transaction';
 import { isDeadlock, isSerializationFailure } from '../common/database-errors';
 import { backoffDelayMs } from '../common/backoff';
 import { processingRefusal } from './acceptance';
 import { HandlerRegistry } from './handler.registry';
 import { BatchTrace, InboxTraces } from './inbox.traces';
-import { InboxRepository } from './inbox.repository';
+import { InboxRepository, LeaseLostError } from './inbox.repository';
 import { HandlerOutcome, InboxEvent, ProviderReading, RegisteredHandler, WebhookBatchHandler } from './inbox.types';
 import { WorkerFaults } from './worker-faults';
 import { EventReads } from '../provider-api/event-reads';
-
-/** The fenced completion missed a row: another claim owns that event now. */
-class LeaseLostError extends Error {
-  /** For a batch: the ids whose lease another claim had taken by the completion. */
-  constructor(readonly lost?: Set<string>) {
-    super('lease_lost');
-  }
-}
 
 interface Settled {
   status: 'done' | 'ignored' | 'quarantined';
@@ -86,9 +78,7 @@ export class InboxEventProcessor {
       const { status, reason } = await transactionWithAfterCommit(this.dataSource, async (tx) => {
         trace?.bind(tx);
         const settled = await (trace ? trace.handler(event, () => this.apply(event, tx)) : this.apply(event, tx));
-        if (!(await this.repository.finish(tx, event.id, event.lease, settled.status, settled.reason, this.clock.now()))) {
-          throw new LeaseLostError();
-        }
+        this.repository.finishIn(tx, event.id, event.lease, settled.status, settled.reason, this.clock.now());
         return settled;
       });
       this.logSettled(event, status, reason);
@@ -177,16 +167,13 @@ export class InboxEventProcessor {
           for (const event of group.events) await this.applyAlone(event, tx, r, trace);
         }
         const outcomes = [...r.settled].map(([event, { status, reason }]) => ({ id: event.id, status, reason }));
-        if (outcomes.length > 0) {
-          const held = await this.repository.finishMany(tx, outcomes, events[0].lease, this.clock.now());
-          if (held.size < outcomes.length) throw new LeaseLostError(new Set(outcomes.map((o) => o.id).filter((id) => !held.has(id))));
-        }
+        if (outcomes.length > 0) this.repository.finishManyIn(tx, outcomes, events[0].lease, this.clock.now());
         return r;
       });
     } catch (error) {
       // One at a time: a burst of single transactions would drain the pool that ingestion needs.
       this.logger.warn({ events: events.length, err: shortError(error) }, 'batch failed as a whole; processing its events one by one');
-      return this.oneByOne(events, error instanceof LeaseLostError ? error.lost : undefined, trace);
+      return this.oneByOne(events, error instanceof LeaseLostError ? await this.lostOf(events) : undefined, trace);
     }
     const outcomes: AttemptOutcome[] = [];
     for (const event of events) {
@@ -203,6 +190,12 @@ export class InboxEventProcessor {
       }
     }
     return outcomes;
+  }
+
+  /** The events of a batch whose lease another claim has taken; undefined if that cannot be read now. */
+  private async lostOf(events: InboxEvent[]): Promise<Set<string> | undefined> {
+    const held = await this.repository.stillHeld(events.map((e) => e.id), events[0].lease).catch(() => undefined);
+    return held && new Set(events.filter((e) => !held.has(e.id)).map((e) => e.id));
   }
 
   /** Each event alone, except those another claim has taken (`lost`): they are its work now. */
@@ -236,8 +229,11 @@ export class InboxEventProcessor {
   private async applyAlone(event: InboxEvent, tx: EntityManager, round: Round, trace: BatchTrace | undefined): Promise<void> {
     await tx.query('SAVEPOINT inbox_event');
     try {
-      round.settled.set(event, await (trace ? trace.handler(event, () => this.apply(event, tx)) : this.apply(event, tx)));
+      const settled = await (trace ? trace.handler(event, () => this.apply(event, tx)) : this.apply(event, tx));
+      // Writes a handler sent without waiting succeed or fail with the event, inside its savepoint.
+      await settle(tx);
       await tx.query('RELEASE SAVEPOINT inbox_event');
+      round.settled.set(event, settled);
     } catch (error) {
       await tx.query('ROLLBACK TO SAVEPOINT inbox_event');
       round.failures.set(event, error);
@@ -266,7 +262,10 @@ export class InboxEventProcessor {
         await this.faults.beforeComplete(event, tx);
         settled.set(event, settledOf(result));
       }
-      if (guarded) await tx.query('RELEASE SAVEPOINT inbox_batch');
+      if (guarded) {
+        await settle(tx);
+        await tx.query('RELEASE SAVEPOINT inbox_batch');
+      }
       for (const [i, event] of events.entries()) {
         const result = results[i];
         if (result instanceof Error) round.failures.set(event, result);
@@ -335,7 +334,7 @@ export class InboxEventProcessor {
       return 'lost_lease';
     }
     if (error instanceof PermanentError) {
-      const ok = await this.repository.finish(this.dataSource.manager, event.id, event.lease, 'quarantined', error.reason, now);
+      const ok = await this.repository.finish(event.id, event.lease, 'quarantined', error.reason, now);
       this.logger.warn({ ...log, reason: error.reason }, 'event quarantined');
       return ok ? 'quarantined' : 'lost_lease';
     }

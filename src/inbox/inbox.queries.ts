@@ -93,7 +93,9 @@ export const CLAIM = `
 
 /**
  * Fenced completion of many events at once: only rows still held by claim $5
- * change. Fewer ids back than given means a lease was lost. The claim token alone is
+ * change. If any of them was not (a lease was lost), expect_rows fails the
+ * statement and so its transaction: the worker sends it with the COMMIT, without
+ * waiting for its answer (transactionWithAfterCommit). The claim token alone is
  * the fence: only a claim sets locked_by, and every statement that moves a row
  * out of 'processing' clears it. Adding `status = 'processing'` let the planner
  * read every held row through webhook_inbox_leased (and its dead entries) instead
@@ -110,11 +112,11 @@ export const FINISH_MANY = `
     INSERT INTO webhook_inbox_attempts (inbox_id, attempt, at, lease, outcome, reason)
     SELECT id, attempts + 1, $4, $5, status, reason FROM finished
   )
-  SELECT id FROM finished`;
+  SELECT expect_rows(count(*), cardinality($1::bigint[]), 'lease_lost') FROM finished`;
 
 /**
- * Fenced completion: changes the row only while claim $2 still holds the lease.
- * Zero rows means the lease was lost and the caller must roll back.
+ * Fenced completion: changes the row only while claim $2 still holds the lease,
+ * else fails with `lease_lost` (and, inside a transaction, rolls it back).
  */
 export const FINISH = `
   WITH finished AS (
@@ -126,7 +128,7 @@ export const FINISH = `
     INSERT INTO webhook_inbox_attempts (inbox_id, attempt, at, lease, outcome, reason)
     SELECT id, attempts + 1, $5, $2, $3, $4 FROM finished
   )
-  SELECT id FROM finished`;
+  SELECT expect_rows(count(*), 1, 'lease_lost') FROM finished`;
 
 /**
  * Records a failed attempt (fenced like FINISH): back to pending at $4, or
@@ -172,6 +174,9 @@ export const DEFER = `
     FROM unnest($1::bigint[], $2::timestamptz[], $3::text[]) AS v(id, due, why)
    WHERE i.id = v.id AND i.locked_by = $4
   RETURNING i.id`;
+
+/** Which of the ids $1 claim $2 still holds (after a batch's completion found a lease lost). */
+export const STILL_HELD = `SELECT id FROM webhook_inbox WHERE id = ANY($1::bigint[]) AND locked_by = $2`;
 
 /** Which of the identities ($1 scopes, $2 ids, pairwise) are in the inbox (the unique index answers each). */
 export const EXISTING_IDENTITIES = `

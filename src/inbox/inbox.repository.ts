@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { queryPrepared, queryPreparedIn } from '../database/prepared-statement';
+import { isExpectationFailed } from '../common/database-errors';
+import { queryPrepared } from '../database/prepared-statement';
+import { sendIn } from '../database/transaction';
 import { API_VERIFIED_WITH } from '../config/load-config';
-import { acceptMany, CLAIM, DEFER, DELETE_IDENTITIES, EXISTING_IDENTITIES, FINISH, FINISH_MANY, PURGE_PAYLOADS, RECORD_FAILURE, RECORD_READINGS } from './inbox.queries';
+import { acceptMany, CLAIM, DEFER, DELETE_IDENTITIES, EXISTING_IDENTITIES, FINISH, FINISH_MANY, PURGE_PAYLOADS, RECORD_FAILURE, RECORD_READINGS, STILL_HELD } from './inbox.queries';
 import { AcceptRequest, AcceptResult, InboxEvent, InboxStatus, ProviderReading, SourceFacts } from './inbox.types';
 import { PAYLOAD_KEYS_IN_USE, PAYLOAD_ROWS_BY_KEY, payloadRowsOf, REENCRYPT_STORE, reencryptPick } from './inbox.queries';
 import { InboxPayloads } from './inbox-payloads';
@@ -122,37 +124,39 @@ export class InboxRepository {
     });
   }
 
-  /** Fenced final status in the caller's transaction; false when the lease was lost. */
-  async finish(
-    tx: EntityManager,
-    id: string,
-    lease: string,
-    status: 'done' | 'ignored' | 'quarantined',
-    reason: string | null,
-    now: Date,
-  ): Promise<boolean> {
-    const values = [id, lease, status, reason, now];
-    // Prepared inside the worker's transaction; a quarantine recorded after a failed one runs alone.
-    const rows: { id: string }[] = tx.queryRunner?.isTransactionActive
-      ? (await queryPreparedIn<{ id: string }>(tx, 'inbox_finish', FINISH, values)).rows
-      : await tx.query(FINISH, values);
-    return rows.length === 1;
+  /**
+   * Fenced final status, sent in the transaction of `tx` with its COMMIT (sendIn): if the lease
+   * was lost, the transaction fails with LeaseLostError and nothing of it commits.
+   */
+  finishIn(tx: EntityManager, id: string, lease: string, status: 'done' | 'ignored' | 'quarantined', reason: string | null, now: Date): void {
+    void sendIn(tx, { name: 'inbox_finish', text: FINISH, values: [id, lease, status, reason, now] }, leaseLost);
   }
 
-  /** Fenced completion of a batch in `tx`; resolves with the ids still held (fewer: the caller rolls back). */
-  async finishMany(
+  /** Fenced final status in a statement of its own; false when the lease was lost. */
+  async finish(id: string, lease: string, status: 'done' | 'ignored' | 'quarantined', reason: string | null, now: Date): Promise<boolean> {
+    try {
+      await this.dataSource.query(FINISH, [id, lease, status, reason, now]);
+      return true;
+    } catch (error) {
+      if (isExpectationFailed(error, 'lease_lost')) return false;
+      throw error;
+    }
+  }
+
+  /** Fenced completion of a batch, sent in `tx` with its COMMIT; a lost lease fails the transaction with LeaseLostError. */
+  finishManyIn(
     tx: EntityManager,
     outcomes: { id: string; status: 'done' | 'ignored' | 'quarantined'; reason: string | null }[],
     lease: string,
     now: Date,
-  ): Promise<Set<string>> {
-    const { rows } = await queryPreparedIn<{ id: string }>(tx, 'inbox_finish_many', FINISH_MANY, [
-      outcomes.map((o) => o.id),
-      outcomes.map((o) => o.status),
-      outcomes.map((o) => o.reason),
-      now,
-      lease,
-    ]);
+  ): void {
+    const values = [outcomes.map((o) => o.id), outcomes.map((o) => o.status), outcomes.map((o) => o.reason), now, lease];
+    void sendIn(tx, { name: 'inbox_finish_many', text: FINISH_MANY, values }, leaseLost);
+  }
+
+  /** The ids among `ids` that claim `lease` still holds. */
+  async stillHeld(ids: string[], lease: string): Promise<Set<string>> {
+    const rows: { id: string }[] = await this.dataSource.query(STILL_HELD, [ids, lease]);
     return new Set(rows.map((r) => String(r.id)));
   }
 
@@ -260,6 +264,18 @@ export class InboxRepository {
       return { lastId, resealed: ids.length, unreadable: rows.length - ids.length };
     });
   }
+}
+
+/** A fenced completion found the lease taken over: another claim owns the event now. */
+export class LeaseLostError extends Error {
+  /** For a batch: the ids whose lease another claim had taken by the completion. */
+  constructor(readonly lost?: Set<string>) {
+    super('lease_lost');
+  }
+}
+
+function leaseLost(error: unknown): unknown {
+  return isExpectationFailed(error, 'lease_lost') ? new LeaseLostError() : error;
 }
 
 /** Numeric order of two bigint ids as pg returns them (decimal strings), without a BigInt per comparison. */

@@ -26,10 +26,11 @@ export const LOCK_ORDERS = `
 
 /**
  * The conditional transitions: each bound to tenant, order, payment id (NULL
- * binds it), amount, currency and the expected status. Fewer rows than asked:
- * an order is not what the decision assumed (and the caller rolls back).
- * The same statement appends each event's step ($8..$12) to order_transitions,
- * the order's history that the event timeline reads: no extra round trip.
+ * binds it), amount, currency and the expected status. Fewer rows than the $13
+ * asked: an order is not what the decision assumed, and expect_rows fails the
+ * statement and its transaction (the worker does not wait for the answer before
+ * its COMMIT). The same statement appends each event's step ($8..$12) to
+ * order_transitions, the order's history that the event timeline reads.
  */
 export const TRANSITION_ORDERS = `
   WITH moved AS (
@@ -48,7 +49,7 @@ export const TRANSITION_ORDERS = `
     INSERT INTO order_transitions (tenant_id, order_id, inbox_id, from_status, to_status, at)
     SELECT *, now() FROM unnest(${opaque(8, 'text[]')}, ${opaque(9, 'text[]')}, ${opaque(10, 'bigint[]')}, ${opaque(11, 'text[]')}, ${opaque(12, 'text[]')})
   )
-  SELECT count(*)::int AS n FROM moved`;
+  SELECT expect_rows(count(*), $13, 'order_changed_concurrently') FROM moved`;
 
 /** The order history an inbox event wrote (index order_transitions_inbox). */
 export const TRANSITIONS_BY_EVENT = `

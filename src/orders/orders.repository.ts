@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { PermanentError } from '../common/errors';
-import { isUniqueViolation } from '../common/database-errors';
+import { PermanentError, TransientError } from '../common/errors';
+import { isExpectationFailed, isUniqueViolation } from '../common/database-errors';
 import { queryPreparedIn } from '../database/prepared-statement';
+import { sendIn } from '../database/transaction';
 import { OrderStatus } from './domain/order-state-machine';
 import {
   ERASE_CUSTOMER_EMAIL,
@@ -108,41 +109,40 @@ export class OrdersRepository {
   }
 
   /**
-   * Applies every transition (at most one per order) and records each event's step in
-   * the order's history; resolves with how many transitions matched their conditions.
+   * Applies every transition (at most one per order) and records each event's step in the
+   * order's history. Sent in the transaction of `tx` without waiting (sendIn): if an order is
+   * not what its transition expects, the transaction fails with a TransientError; if the payment
+   * id belongs to another order of the tenant, with a PermanentError.
    */
-  async transitionMany(tx: EntityManager, transitions: TransitionRequest[], steps: TransitionStep[]): Promise<number> {
-    try {
-      const { rows } = await queryPreparedIn<{ n: number }>(tx, 'orders_transition', TRANSITION_ORDERS, [
-        transitions.map((t) => t.tenantId),
-        transitions.map((t) => t.orderId),
-        transitions.map((t) => t.paymentId),
-        transitions.map((t) => t.amountMinor),
-        transitions.map((t) => t.currency),
-        transitions.map((t) => t.from),
-        transitions.map((t) => t.to),
-        steps.map((t) => t.tenantId),
-        steps.map((t) => t.orderId),
-        steps.map((t) => t.inboxId),
-        steps.map((t) => t.from),
-        steps.map((t) => t.to),
-      ]);
-      return rows[0].n;
-    } catch (error) {
-      // Another order of the tenant holds this payment id: no retry can change that. In a
-      // batch the whole call fails, and each event alone then finds its own outcome.
-      if (isUniqueViolation(error, 'orders_payment')) throw new PermanentError('payment_already_bound', 'the payment id belongs to another order');
-      throw error;
-    }
+  transitionMany(tx: EntityManager, transitions: TransitionRequest[], steps: TransitionStep[]): void {
+    const values = [
+      transitions.map((t) => t.tenantId),
+      transitions.map((t) => t.orderId),
+      transitions.map((t) => t.paymentId),
+      transitions.map((t) => t.amountMinor),
+      transitions.map((t) => t.currency),
+      transitions.map((t) => t.from),
+      transitions.map((t) => t.to),
+      steps.map((t) => t.tenantId),
+      steps.map((t) => t.orderId),
+      steps.map((t) => t.inboxId),
+      steps.map((t) => t.from),
+      steps.map((t) => t.to),
+      transitions.length,
+    ];
+    void sendIn(tx, { name: 'orders_transition', text: TRANSITION_ORDERS, values }, (error) => {
+      // Locked and just checked, so this means a bug or a writer outside the lock: roll back and retry rather than guess.
+      if (isExpectationFailed(error, 'order_changed_concurrently')) return new TransientError('order_changed_concurrently');
+      // No retry can change this. In a batch the whole transaction fails, and each event alone then finds its own outcome.
+      if (isUniqueViolation(error, 'orders_payment')) return new PermanentError('payment_already_bound', 'the payment id belongs to another order');
+      return error;
+    });
   }
 
-  /** At most one error per order. */
-  async recordPaymentErrors(tx: EntityManager, errors: { tenantId: string; orderId: string; error: string }[]): Promise<void> {
-    await queryPreparedIn(tx, 'orders_payment_errors', RECORD_PAYMENT_ERRORS, [
-      errors.map((e) => e.tenantId),
-      errors.map((e) => e.orderId),
-      errors.map((e) => e.error),
-    ]);
+  /** At most one error per order; sent in the transaction of `tx` without waiting (sendIn). */
+  recordPaymentErrors(tx: EntityManager, errors: { tenantId: string; orderId: string; error: string }[]): void {
+    const values = [errors.map((e) => e.tenantId), errors.map((e) => e.orderId), errors.map((e) => e.error)];
+    void sendIn(tx, { name: 'orders_payment_errors', text: RECORD_PAYMENT_ERRORS, values });
   }
 }
 

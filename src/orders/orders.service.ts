@@ -84,6 +84,9 @@ export class OrdersService {
    * events before it left it, then write all transitions, payment errors and
    * outbox entries at once. Per event: an outcome, or the error it stands for
    * (an unknown order or a refund ahead of its payment is a TransientError).
+   * The writes are sent without waiting for their answers: they leave with the
+   * worker's completion and COMMIT in one round trip, and a failure among them
+   * fails the transaction (transactionWithAfterCommit's sendIn).
    */
   async applyPayments(tx: EntityManager, events: PaymentEvent[]): Promise<(HandlerOutcome | Error)[]> {
     const orders = await this.repository.lockMany(tx, events);
@@ -129,13 +132,9 @@ export class OrdersService {
     });
 
     // Errors first: their condition (still awaiting payment) holds for the orders as locked.
-    if (paymentErrors.size > 0) await this.repository.recordPaymentErrors(tx, [...paymentErrors.values()]);
-    if (transitions.size > 0 && (await this.repository.transitionMany(tx, [...transitions.values()], steps)) !== transitions.size) {
-      // The rows are locked and were just checked, so this means a bug or a writer
-      // outside the lock: roll everything back and retry rather than guess.
-      throw new TransientError('order_changed_concurrently');
-    }
-    await this.outbox.write(tx, effects);
+    if (paymentErrors.size > 0) this.repository.recordPaymentErrors(tx, [...paymentErrors.values()]);
+    if (transitions.size > 0) this.repository.transitionMany(tx, [...transitions.values()], steps);
+    void this.outbox.write(tx, effects);
     return results;
   }
 }

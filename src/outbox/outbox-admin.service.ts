@@ -5,7 +5,7 @@ import { Clock } from '../common/clock';
 import { ConflictError, NotFoundError } from '../common/errors';
 import { Page, PageRequest } from '../common/pagination';
 import { inScope, TenantScope } from '../common/tenant-scope';
-import { afterCommit, transactionWithAfterCommit } from '../database/after-commit';
+import { afterCommit, transactionWithAfterCommit } from '../database/transaction';
 import { PgNotifications } from '../database/pg-notifications';
 import { DestinationRegistry } from './destinations/destination.registry';
 import { OutboxAdminRepository } from './outbox-admin.repository';

@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { Span } from '@opentelemetry/api';
 import { EntityManager } from 'typeorm';
-import { afterCommit } from '../database/after-commit';
+import { afterCommit, sendIn } from '../database/transaction';
 import { PgNotifications } from '../database/pg-notifications';
-import { queryPreparedIn } from '../database/prepared-statement';
 import { Tracing } from '../tracing/tracing';
 import { INSERT_OUTBOX } from './outbox.queries';
 import { OUTBOX_CHANNEL } from './outbox.types';
@@ -43,28 +42,34 @@ export class OutboxWriter {
     private readonly tracing: Tracing,
   ) {}
 
-  /** Resolves with the operation keys actually inserted (keys already present are skipped). */
-  async write(tx: EntityManager, entries: OutboxWrite[]): Promise<string[]> {
-    if (entries.length === 0) return [];
+  /**
+   * Sends the insert in the transaction of `tx` (a transactionWithAfterCommit one) at once,
+   * pipelined with whatever the transaction sends next: a caller that needs no answer need not
+   * wait, and a failure fails the transaction either way. Resolves with the operation keys
+   * actually inserted (keys already present are skipped).
+   */
+  write(tx: EntityManager, entries: OutboxWrite[]): Promise<string[]> {
+    if (entries.length === 0) return Promise.resolve([]);
     const traceContexts = this.tracing.enabled ? entries.map((e) => this.tracing.sourceTraceparent(tx, e.sourceEventId) ?? null) : null;
     const spans = traceContexts && this.writeSpans(traceContexts);
-    try {
-      const { rows } = await queryPreparedIn<{ operation_key: string }>(tx, 'outbox_insert', INSERT_OUTBOX, [
-        entries.map((e) => e.operationKey),
-        entries.map((e) => e.destination),
-        entries.map((e) => e.operationType),
-        entries.map((e) => e.tenantId),
-        JSON.stringify(entries.map((e) => e.payload)),
-        entries.map((e) => e.sourceEventId),
-        entries.map((e) => e.aggregate ?? null),
-        traceContexts,
-      ]);
-      // Wake the relays once the entries are visible (throttled; the relay also polls).
-      if (rows.length > 0) afterCommit(tx, () => this.notifications.notify(OUTBOX_CHANNEL));
-      return rows.map((r) => r.operation_key);
-    } finally {
-      spans?.forEach((span) => span.end());
-    }
+    const values = [
+      entries.map((e) => e.operationKey),
+      entries.map((e) => e.destination),
+      entries.map((e) => e.operationType),
+      entries.map((e) => e.tenantId),
+      JSON.stringify(entries.map((e) => e.payload)),
+      entries.map((e) => e.sourceEventId),
+      entries.map((e) => e.aggregate ?? null),
+      traceContexts,
+    ];
+    // Wake the relays once the entries are visible (throttled; the relay also polls).
+    afterCommit(tx, () => this.notifications.notify(OUTBOX_CHANNEL));
+    const inserted = sendIn<{ operation_key: string }>(tx, { name: 'outbox_insert', text: INSERT_OUTBOX, values })
+      .then((rows) => rows.map((r) => r.operation_key))
+      .finally(() => spans?.forEach((span) => span.end()));
+    // A caller that does not wait learns of a failure from the transaction.
+    inserted.catch(() => undefined);
+    return inserted;
   }
 
   /** One `outbox.write` span in the trace of each event whose entries this statement writes. */

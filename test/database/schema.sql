@@ -273,3 +273,15 @@ CREATE UNIQUE INDEX webhook_inbox_pkey ON public.webhook_inbox USING btree (id);
 CREATE INDEX webhook_inbox_received ON public.webhook_inbox USING btree (received_at, id);
 
 CREATE INDEX webhook_inbox_attempts_inbox ON public.webhook_inbox_attempts USING btree (inbox_id);
+
+CREATE OR REPLACE FUNCTION public.expect_rows(actual bigint, expected bigint, reason text)
+ RETURNS bigint
+ LANGUAGE plpgsql
+AS $function$
+      BEGIN
+        IF actual IS DISTINCT FROM expected THEN
+          RAISE EXCEPTION USING ERRCODE = 'P0001', MESSAGE = reason, DETAIL = format('%s rows, %s expected', actual, expected);
+        END IF;
+        RETURN actual;
+      END $function$
+;

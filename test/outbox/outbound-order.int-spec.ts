@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { transactionWithAfterCommit } from '../../src/database/after-commit';
+import { transactionWithAfterCommit } from '../../src/database/transaction';
 import { effectsOf } from '../../src/orders/order-effects';
 import { Order } from '../../src/orders/orders.types';
 import { OutboxRelay } from '../../src/outbox/outbox-relay';

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { transactionWithAfterCommit } from '../../src/database/after-commit';
+import { transactionWithAfterCommit } from '../../src/database/transaction';
 import { OutboxWriter } from '../../src/outbox/outbox-writer';
 import { FakeDestination, startFakeEmail, startFakeErp } from '../support/fake-destinations';
 import { createTestDatabase, TestDatabase } from '../support/test-database';

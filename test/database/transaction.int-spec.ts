@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { afterCommit, transactionWithAfterCommit } from '../../src/database/after-commit';
+import { afterCommit, transactionWithAfterCommit } from '../../src/database/transaction';
 import { createDataSource } from '../../src/database/data-source';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 
