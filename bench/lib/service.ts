@@ -64,6 +64,13 @@ export function postgresWrites(): number {
   return total;
 }
 
+/** Busy CPU time of the whole machine so far (every process and the kernel, /proc/stat), in milliseconds: the cross-check of the per-process sums. */
+export function machineBusyMs(): number {
+  const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+  // user nice system idle iowait irq softirq steal: all but idle and iowait.
+  return (ticks[0] + ticks[1] + ticks[2] + ticks[5] + ticks[6] + ticks[7]) * 10;
+}
+
 /** CPU time (user + system) of one process so far, in milliseconds. */
 export function processCpuMs(pid: number): number {
   return cpuFields(pid).own;

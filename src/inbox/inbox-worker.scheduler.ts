@@ -26,6 +26,7 @@ export class InboxWorkerScheduler implements OnApplicationBootstrap, OnModuleDes
   async onApplicationBootstrap(): Promise<void> {
     if (!this.config.roles.has('worker')) return;
     this.started = true;
+    this.worker.start();
     this.scheduler.addInterval(INTERVAL_NAME, setInterval(() => this.worker.wake(), this.config.worker.pollMs));
     await this.notifications.listen(INBOX_CHANNEL, () => this.worker.wake());
     this.worker.wake();

@@ -3,7 +3,7 @@ import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { AcceptToDoneMetrics, WorkerMetrics } from './worker.metrics';
 import { InboxEventProcessor } from './inbox-event.processor';
-import { InboxRepository } from './inbox.repository';
+import { InboxRepository, InsertClaim } from './inbox.repository';
 import { InboxEvent } from './inbox.types';
 
 /** Events claimed by runOnce(); small enough that they all finish well inside a lease. */
@@ -32,6 +32,13 @@ const MIN_SPLIT = 16;
  * at moderate rates each event would otherwise pay a claim and a transaction of
  * its own, and a few milliseconds gather several into one. A wake-up after a
  * quiet spell, or a claim that came back full, claims at once.
+ *
+ * Once started by its scheduler, the worker also takes the events this instance
+ * accepts without claiming them: while it has nothing queued, the ingestion's
+ * insert commits them already claimed under a lease of the worker's (insertClaim),
+ * and hands them over (handOver); they wait for the same coalescing gap. Saved: a
+ * claim statement per batch and a NOTIFY. If the instance dies first, the lease
+ * expires and any worker takes them over, as after a crash mid-batch.
  */
 @Injectable()
 export class InboxWorker {
@@ -39,6 +46,12 @@ export class InboxWorker {
   private readonly concurrency: number;
   /** Claimed batches no lane has started yet. */
   private readonly queue: InboxEvent[][] = [];
+  /** Events handed over by this instance's ingestion, waiting for the coalescing gap. */
+  private handed: InboxEvent[] = [];
+  /** Started by the scheduler: takes this instance's accepted events (insertClaim). */
+  private started = false;
+  /** The lease of the inserts until the next gap: the events handed over in one gap share it, and one transaction. */
+  private handLease?: string;
   private busyLanes = 0;
   private claiming = false;
   /** A wake-up since the last claim started, or the last claim came back full. */
@@ -69,6 +82,30 @@ export class InboxWorker {
 
   get workerId(): string {
     return this.processor.workerId;
+  }
+
+  /** Scheduled: from now on, events this instance accepts may be committed already claimed for it. */
+  start(): void {
+    this.started = true;
+  }
+
+  /**
+   * A lease for the new events of one insert, when the worker can take them at once (started, not
+   * stopping, nothing queued): they are committed as `processing` under it. Undefined: insert them
+   * pending, for any worker's claim.
+   */
+  insertClaim(): InsertClaim | undefined {
+    if (!this.started || this.stopped || this.queue.length > 0 || this.handed.length >= TRANSACTION_BATCH) return undefined;
+    this.handLease ??= this.nextLease();
+    return { lease: this.handLease, until: new Date(this.clock.now().getTime() + this.config.worker.leaseMs) };
+  }
+
+  /** Events committed under an insertClaim lease: processed as claimed ones, after the coalescing gap. */
+  handOver(events: InboxEvent[]): void {
+    if (events.length === 0) return;
+    this.claimed += events.length;
+    this.handed.push(...events);
+    this.pump();
   }
 
   /** Something may be due: claim it as soon as a lane can take it. */
@@ -105,15 +142,17 @@ export class InboxWorker {
   }
 
   private pump(): void {
-    while (this.busyLanes < this.concurrency && this.queue.length > 0) this.run(this.queue.shift()!);
+    this.startLanes();
     // Claim ahead while the queue holds less than a batch for every lane; until a batch has shown
     // it is quick against the lease, only for the lanes that are free, so no claimed batch waits
     // out its lease in the queue.
     const slow = this.batchMs === undefined || this.batchMs > this.config.worker.leaseMs / 8;
     const freeLanes = this.concurrency - this.busyLanes - this.queue.length;
     const batches = slow ? freeLanes : this.queue.length < this.concurrency ? this.concurrency : 0;
-    if (this.due && !this.claiming && !this.stopped && batches > 0 && !this.gapTimer) {
-      const wait = this.backlog ? 0 : this.lastClaimAt + this.config.worker.coalesceMs - performance.now();
+    const claim = this.due && !this.claiming && !this.stopped && batches > 0;
+    if ((claim || this.handed.length > 0) && !this.gapTimer) {
+      // Handed-over events wait for the gap too (they hold their lease already); a stopping worker runs them at once.
+      const wait = this.backlog || this.stopped ? 0 : this.lastClaimAt + this.config.worker.coalesceMs - performance.now();
       if (wait > 0) {
         this.gapTimer = setTimeout(() => {
           this.gapTimer = undefined;
@@ -121,17 +160,32 @@ export class InboxWorker {
         }, wait);
         return;
       }
-      this.due = false;
-      this.claiming = true;
       this.lastClaimAt = performance.now();
-      void this.claimAhead(batches).finally(() => {
-        this.claiming = false;
-        this.pump();
-      });
+      if (this.handed.length > 0) {
+        this.handLease = undefined;
+        // A batch is completed under one lease: an insert that took its lease before this gap and
+        // committed after it hands over events of the lease before.
+        const byLease = new Map<string, InboxEvent[]>();
+        for (const event of this.handed.splice(0)) byLease.set(event.lease, [...(byLease.get(event.lease) ?? []), event]);
+        for (const events of byLease.values()) this.queue.push(...this.split(events));
+        this.startLanes();
+      }
+      if (claim) {
+        this.due = false;
+        this.claiming = true;
+        void this.claimAhead(batches).finally(() => {
+          this.claiming = false;
+          this.pump();
+        });
+      }
     }
-    if (this.busyLanes === 0 && !this.claiming && this.queue.length === 0 && (!this.due || this.stopped)) {
+    if (this.busyLanes === 0 && !this.claiming && this.queue.length === 0 && this.handed.length === 0 && (!this.due || this.stopped)) {
       for (const resolve of this.idle.splice(0)) resolve();
     }
+  }
+
+  private startLanes(): void {
+    while (this.busyLanes < this.concurrency && this.queue.length > 0) this.run(this.queue.shift()!);
   }
 
   private async claimAhead(batches: number): Promise<void> {

@@ -5,7 +5,7 @@ import { opaque } from '../database/prepared-statement';
  * Each claim query is matched by a partial index of the initial migration.
  */
 
-export const ACCEPT_PARAMS_PER_ROW = 15;
+export const ACCEPT_PARAMS_PER_ROW = 17;
 
 /**
  * A payload is stored clear (`payload` jsonb) or sealed (`payload_sealed` under
@@ -22,25 +22,29 @@ export const PAYLOAD_STORED = '(payload IS NOT NULL OR payload_sealed IS NOT NUL
  * from the provider's API, `verified_with = 'api'`: its digest is of the API's JSON,
  * never the webhook's bytes, so a difference says nothing). `xmax = 0` is true
  * only for a row this statement inserted. The caller never sends one identity
- * twice in a statement.
+ * twice in a statement. A new row may be inserted already claimed (`processing`
+ * under lease $16 until $17) by the worker of the instance that accepts it, which
+ * then processes it without a claim of its own; a duplicate's row keeps its lease
+ * and status.
  */
 export function acceptMany(rows: number): string {
   const values = Array.from({ length: rows }, (_, row) => {
     const p = (column: number) => `$${row * ACCEPT_PARAMS_PER_ROW + column}`;
     return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}::jsonb, ${p(8)}, ${p(9)}, ${p(10)}::text, ${p(11)},
-      CASE WHEN ${p(10)}::text = 'ignored' THEN now() END, ${p(12)}::bytea, ${p(13)}, ${p(14)}, ${p(15)}::jsonb)`;
+      CASE WHEN ${p(10)}::text = 'ignored' THEN now() END, ${p(12)}::bytea, ${p(13)}, ${p(14)}, ${p(15)}::jsonb, ${p(16)}, ${p(17)}::timestamptz)`;
   });
   return `
   INSERT INTO webhook_inbox AS i
     (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload,
-     payload_sha256, verified_with, status, status_reason, completed_at, payload_sealed, payload_key_id, trace_context, source_facts)
+     payload_sha256, verified_with, status, status_reason, completed_at, payload_sealed, payload_key_id, trace_context, source_facts,
+     locked_by, locked_until)
   VALUES ${values.join(',\n    ')}
   ON CONFLICT (source_scope, event_id) DO UPDATE
     SET deliveries = i.deliveries + 1,
         last_delivery_at = now(),
         digest_conflicts = i.digest_conflicts + (i.payload_sha256 <> EXCLUDED.payload_sha256
                            AND i.verified_with <> 'api' AND EXCLUDED.verified_with <> 'api')::int
-  RETURNING id, source_scope, event_id, (xmax = 0) AS inserted, status, payload_sha256, verified_with`;
+  RETURNING id, source_scope, event_id, (xmax = 0) AS inserted, status, payload_sha256, verified_with, received_at`;
 }
 
 const EVENT_COLUMNS = `i.id, i.source_scope, i.event_id, i.tenant_id, i.provider, i.endpoint_id, i.event_type,

@@ -17,6 +17,13 @@ interface AcceptRow {
   status: InboxStatus;
   payload_sha256: string;
   verified_with: string;
+  received_at: Date;
+}
+
+/** A claim taken at the insert: the new pending rows of one acceptMany are committed as `processing` under it. */
+export interface InsertClaim {
+  lease: string;
+  until: Date;
 }
 
 /** The event identity: what the unique constraint says is "the same event". */
@@ -62,10 +69,11 @@ export class InboxRepository {
    * committed. Rows are sorted by identity so concurrent batches lock in one order.
    * Results come back in the order of `requests`; identities must be distinct.
    */
-  async acceptMany(requests: AcceptRequest[]): Promise<AcceptResult[]> {
+  async acceptMany(requests: AcceptRequest[], claim?: InsertClaim): Promise<AcceptResult[]> {
     const sorted = [...requests].sort((a, b) => compare(identity(a), identity(b)));
     const values = sorted.flatMap((r) => {
       const stored = this.payloads.store(r.sourceScope, r.eventId, r.payloadJson);
+      const claimed = claim !== undefined && r.status === 'pending';
       return [
         r.sourceScope,
         r.eventId,
@@ -76,12 +84,14 @@ export class InboxRepository {
         stored.payload,
         r.payloadSha256,
         r.verifiedWith,
-        r.status,
+        claimed ? 'processing' : r.status,
         r.statusReason ?? null,
         stored.payload_sealed,
         stored.payload_key_id,
         r.traceContext ?? null,
         JSON.stringify(r.sourceFacts),
+        claimed ? claim.lease : null,
+        claimed ? claim.until : null,
       ];
     });
     // One prepared statement per batch size.
@@ -89,12 +99,14 @@ export class InboxRepository {
     const byIdentity = new Map(rows.map((row) => [identity({ sourceScope: row.source_scope, eventId: row.event_id }), row]));
     return requests.map((r) => {
       const row = byIdentity.get(identity(r))!;
-      return {
+      const result: AcceptResult = {
         outcome: row.inserted ? 'accepted' : 'duplicate',
         id: String(row.id),
         status: row.status,
         digestConflict: row.payload_sha256 !== r.payloadSha256 && row.verified_with !== API_VERIFIED_WITH && r.verifiedWith !== API_VERIFIED_WITH,
       };
+      if (claim && row.inserted && row.status === 'processing') result.claimed = claimedEvent(r, row, claim.lease);
+      return result;
     });
   }
 
@@ -264,6 +276,25 @@ export class InboxRepository {
       return { lastId, resealed: ids.length, unreadable: rows.length - ids.length };
     });
   }
+}
+
+/** The event as a claim would have read it back: the payload as stored (after `omit`), no attempt yet. */
+function claimedEvent(r: AcceptRequest, row: AcceptRow, lease: string): InboxEvent {
+  return {
+    id: String(row.id),
+    sourceScope: r.sourceScope,
+    eventId: r.eventId,
+    tenantId: r.tenantId,
+    provider: r.provider,
+    endpointId: r.endpointId,
+    eventType: r.eventType,
+    payload: JSON.parse(r.payloadJson),
+    attempts: 0,
+    receivedAt: row.received_at,
+    sourceFacts: r.sourceFacts,
+    lease,
+    traceContext: r.traceContext ?? null,
+  };
 }
 
 /** A fenced completion found the lease taken over: another claim owns the event now. */

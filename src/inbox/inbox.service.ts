@@ -9,7 +9,8 @@ import { BusyError, ServiceUnavailableError } from '../common/errors';
 import { HandlerRegistry } from './handler.registry';
 import { identity, InboxRepository } from './inbox.repository';
 import { InboxPayloads } from './inbox-payloads';
-import { AcceptRequest, AcceptResult, INBOX_CHANNEL } from './inbox.types';
+import { AcceptRequest, AcceptResult, INBOX_CHANNEL, InboxEvent } from './inbox.types';
+import { InboxWorker } from './inbox-worker';
 
 export interface PayloadKeyReport {
   encrypted: boolean;
@@ -32,6 +33,7 @@ export class InboxService {
     private readonly payloads: InboxPayloads,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly tracing: Tracing,
+    private readonly worker: InboxWorker,
   ) {
     this.acceptGroup = new GroupCommit<AcceptRequest, AcceptResult | Error>({
       ...config.ingestBatch,
@@ -58,7 +60,7 @@ export class InboxService {
       throw error;
     }
     if (result instanceof Error) throw result;
-    // Wake a worker now rather than at the next poll (throttled, best effort).
+    // Wake a worker now rather than at the next poll (throttled, best effort); one this instance's worker holds needs none.
     if (result.outcome === 'accepted' && result.status === 'pending') this.notifications.notify(INBOX_CHANNEL);
     return result;
   }
@@ -82,7 +84,11 @@ export class InboxService {
 
   private async acceptTogetherUntraced(requests: AcceptRequest[]): Promise<(AcceptResult | Error)[]> {
     try {
-      return await this.repository.acceptMany(requests);
+      // This instance's worker, if it can take them now, gets the new events claimed by the insert itself.
+      const results = await this.repository.acceptMany(requests, this.worker.insertClaim());
+      const claimed = results.flatMap((r): InboxEvent[] => (r.claimed ? [r.claimed] : []));
+      if (claimed.length > 0) this.worker.handOver(claimed);
+      return results;
     } catch (error) {
       // One body PostgreSQL refuses must not fail the others: answer each alone.
       // A deadlock between two instances' batches is safe to retry the same way.

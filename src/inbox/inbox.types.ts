@@ -37,6 +37,8 @@ export interface AcceptResult {
   status: InboxStatus;
   /** The identity was known with a different payload digest (the original is kept). */
   digestConflict: boolean;
+  /** Inserted already claimed by this instance's worker (acceptMany's InsertClaim): the event to hand it. */
+  claimed?: InboxEvent;
 }
 
 /** Which event, from where: the fields every view of an inbox row starts with. */
