@@ -15,7 +15,7 @@ import { Pool as PgPool } from 'pg';
 import { Pool } from 'undici';
 import { signRequest } from '../src/cli/sign-request';
 import { drainOutcome, freshDatabase, seedOrders, seedPaymentBacklog, startServer, waitForCount, waitUntilNone, withClient, BenchServer } from './lib/database';
-import { BENCH_STRIPE_SECRET, childrenCpuMs, machineBusyMs, postgresCpuMs, postgresWrites, startService } from './lib/service';
+import { BENCH_STRIPE_SECRET, childrenCpuMs, machineBusyMs, postgresCpuByRole, postgresCpuMs, postgresWrites, startService } from './lib/service';
 import { Sink } from './lib/sink';
 import { FakeCollector } from './lib/collector';
 import { median, round, summarize } from './lib/stats';
@@ -550,10 +550,15 @@ async function endToEnd(server: BenchServer, variant: Variant = OFF): Promise<{ 
     const cold = await sendAtRate(pool, sink, rate, 0, warmup);
     await statements.reset();
     const cpuBefore = { service: service.cpuMs(), postgres: postgresCpuMs(), bench: process.cpuUsage() };
-    const writesBefore = { service: service.writes(), postgres: postgresWrites(), machine: machineBusyMs() };
+    const writesBefore = { service: service.writes(), postgres: postgresWrites(), machine: machineBusyMs(), roles: postgresCpuByRole() };
     const measured = await sendAtRate(pool, sink, rate, warmup, count);
     const perEventUs = (ms: number) => round((ms * 1000) / count, 0);
     const machine = perEventUs(machineBusyMs() - writesBefore.machine);
+    const roles = [...postgresCpuByRole()]
+      .map(([role, ms]): [string, number] => [role, perEventUs(ms - (writesBefore.roles.get(role) ?? 0))])
+      .filter(([, us]) => us >= 5)
+      .sort((a, b) => b[1] - a[1]);
+    log(`PostgreSQL CPU per event by process: ${roles.map(([role, us]) => `${role} ${us} us`).join(', ')}`);
     const writes = `the whole machine busy ${machine} us per event (/proc/stat); writes per event: service ${round((service.writes() - writesBefore.service) / count, 1)}, PostgreSQL ${round((postgresWrites() - writesBefore.postgres) / count, 1)}`;
     const bench = process.cpuUsage(cpuBefore.bench);
     const serviceUs = perEventUs(service.cpuMs() - cpuBefore.service);

@@ -45,6 +45,29 @@ function cpuFields(pid: number | 'self'): { own: number; children: number } {
   return { own: (Number(fields[11]) + Number(fields[12])) * 10, children: (Number(fields[13]) + Number(fields[14])) * 10 };
 }
 
+/**
+ * postgresCpuMs() by process: the backends (one per connection), each background process by its
+ * title (walwriter, checkpointer, autovacuum worker, io worker, ...) and the exited ones the
+ * postmaster reaped. What a stage's PostgreSQL CPU was spent on besides the statements.
+ */
+export function postgresCpuByRole(): Map<string, number> {
+  const byRole = new Map<string, number>();
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
+      const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+      const { own, children } = cpuFields(Number(pid));
+      const role = !title.startsWith('postgres: ') ? 'postmaster' : /\d+\.\d+\.\d+\.\d+\(\d+\)|\[local\]/.test(title) ? 'backends' : title.slice(10).replace(/^\d+\/\w+: /, '').replace(/ \d+$/, '');
+      byRole.set(role, (byRole.get(role) ?? 0) + own);
+      if (children > 0) byRole.set('exited', (byRole.get('exited') ?? 0) + children);
+    } catch {
+      // Exited while we looked.
+    }
+  }
+  return byRole;
+}
+
 /** Write system calls of one process so far (each socket write to PostgreSQL, a client or the sink is one). */
 export function processWrites(pid: number): number {
   return Number(/syscw: (\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? 0);
