@@ -19,6 +19,10 @@ export function createDataSource(url: string, poolSize = POOL_SIZE): DataSource 
       connectionTimeoutMillis: 5_000,
       query_timeout: 30_000,
       keepAlive: true,
+      // Idle connections are kept (pg-pool closes them after 10 s by default): the pool is bounded
+      // (DATABASE_POOL_SIZE), and a new connection costs PostgreSQL a process, its catalog caches
+      // and every prepared statement planned again. At moderate rates, bursts used to reopen them.
+      idleTimeoutMillis: 0,
       application_name: 'webhook-inbox',
       // A statement is sent while the ones before it are still out (each with its own Sync, so a
       // failure outside a transaction touches no other): transactionWithAfterCommit sends BEGIN
