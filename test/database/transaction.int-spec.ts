@@ -1,5 +1,7 @@
 import { DataSource } from 'typeorm';
-import { afterCommit, transactionWithAfterCommit } from '../../src/database/transaction';
+import { Socket } from 'node:net';
+import { isExpectationFailed } from '../../src/common/database-errors';
+import { afterCommit, sendIn, transactionWithAfterCommit } from '../../src/database/transaction';
 import { createDataSource } from '../../src/database/data-source';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 
@@ -34,5 +36,57 @@ describe('afterCommit', () => {
   it('refuses a transaction it does not manage, instead of dropping the callback', async () => {
     await expect(dataSource.transaction(async (tx) => afterCommit(tx, () => undefined))).rejects.toThrow(/transactionWithAfterCommit/);
     expect(() => afterCommit(dataSource.manager, () => undefined)).toThrow(/transactionWithAfterCommit/);
+  });
+
+  describe('statements sent without waiting (sendIn)', () => {
+    const insert = (id: number) => ({ name: 'pipe_insert', text: 'INSERT INTO pipe_test (id) VALUES ($1)', values: [id] });
+    const ids = async () => (await dataSource.query('SELECT id FROM pipe_test ORDER BY id')).map((r: { id: number }) => r.id);
+    beforeAll(() => dataSource.query('CREATE TABLE pipe_test (id int PRIMARY KEY)'));
+    beforeEach(() => dataSource.query('TRUNCATE pipe_test'));
+
+    it('costs a transaction one socket write per step: BEGIN leaves with the first statement, COMMIT with the last ones', async () => {
+      const writes = [jest.spyOn(Socket.prototype as never, '_writev'), jest.spyOn(Socket.prototype as never, '_write')];
+      try {
+        await transactionWithAfterCommit(dataSource, async (tx) => {
+          expect(await tx.query('SELECT count(*)::int AS n FROM pipe_test')).toEqual([{ n: 0 }]);
+          void sendIn(tx, insert(1));
+          void sendIn(tx, insert(2));
+        });
+        expect(writes.reduce((n, w) => n + w.mock.calls.length, 0)).toBe(2);
+      } finally {
+        writes.forEach((w) => w.mockRestore());
+      }
+      expect(await ids()).toEqual([1, 2]);
+    });
+
+    it('a failure among them rolls the whole transaction back though nobody waited for it, and is what the transaction throws', async () => {
+      const calls: string[] = [];
+      await expect(
+        transactionWithAfterCommit(dataSource, async (tx) => {
+          afterCommit(tx, () => calls.push('committed'));
+          void sendIn(tx, insert(3));
+          // The condition is asserted in the SQL: it aborts the transaction before the COMMIT.
+          void sendIn(tx, { name: 'pipe_expect', text: 'SELECT expect_rows(count(*), 2, $1) FROM pipe_test', values: ['two_rows'] }, (e) =>
+            isExpectationFailed(e, 'two_rows') ? new Error('not two rows') : e,
+          );
+          void sendIn(tx, insert(4));
+        }),
+      ).rejects.toThrow('not two rows');
+      expect(calls).toEqual([]);
+      expect(await ids()).toEqual([]);
+      // The connection went back to the pool usable.
+      await transactionWithAfterCommit(dataSource, async (tx) => void sendIn(tx, insert(5)));
+      expect(await ids()).toEqual([5]);
+    });
+
+    it('a failed statement in the code between them rolls back what was sent before it', async () => {
+      await expect(
+        transactionWithAfterCommit(dataSource, async (tx) => {
+          void sendIn(tx, insert(6));
+          await tx.query('SELECT 1/0');
+        }),
+      ).rejects.toThrow(/division by zero/);
+      expect(await ids()).toEqual([]);
+    });
   });
 });
