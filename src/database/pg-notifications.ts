@@ -64,6 +64,20 @@ export class PgNotifications implements OnApplicationShutdown {
     }
   }
 
+  /**
+   * For work this instance's own listeners take on (the relay for the outbox entries its worker
+   * wrote): wakes them, and other instances only when this one has none (no such role here).
+   * Those that have one are woken by their own work, and every instance polls.
+   */
+  notifyNearest(channel: string, throttleMs = 20): void {
+    const local = this.listeners.get(channel);
+    if (local && local.size > 0) {
+      if (!this.closed) for (const listener of local) setImmediate(listener);
+    } else {
+      this.notify(channel, throttleMs);
+    }
+  }
+
   private send(channel: string): void {
     this.dataSource.query('SELECT pg_notify($1, $2)', [channel, this.origin]).catch((error: Error) => {
       this.logger.debug({ channel, err: error.message }, 'notify failed; the next poll picks the work up');

@@ -62,8 +62,8 @@ export class OutboxWriter {
       entries.map((e) => e.aggregate ?? null),
       traceContexts,
     ];
-    // Wake the relays once the entries are visible (throttled; the relay also polls).
-    afterCommit(tx, () => this.notifications.notify(OUTBOX_CHANNEL));
+    // Wake a relay once the entries are visible: this instance's own, else the others (throttled; every relay also polls).
+    afterCommit(tx, () => this.notifications.notifyNearest(OUTBOX_CHANNEL));
     const inserted = sendIn<{ operation_key: string }>(tx, { name: 'outbox_insert', text: INSERT_OUTBOX, values })
       .then((rows) => rows.map((r) => r.operation_key))
       .finally(() => spans?.forEach((span) => span.end()));

@@ -41,6 +41,23 @@ describe('PgNotifications', () => {
     expect(woken).toEqual({ a: 1, b: 1 });
   });
 
+  it('notifyNearest wakes only its own listeners when it has one, and the other instances when it has none', async () => {
+    const [a, b] = [await instance(), await instance()];
+    const woken = { a: 0, b: 0 };
+    await a.listen('nearest', () => woken.a++);
+    await b.listen('nearest', () => woken.b++);
+    const c = await instance(); // no listener of its own: an instance without the role
+    await settle();
+    woken.a = woken.b = 0;
+
+    a.notifyNearest('nearest');
+    await settle();
+    expect(woken).toEqual({ a: 1, b: 0 });
+
+    c.notifyNearest('nearest');
+    await waitFor('both listening instances to wake', async () => woken.a === 2 && woken.b === 1);
+  });
+
   it('wakes on a NOTIFY without an origin, as an older version sends it', async () => {
     const c = await instance();
     let woken = 0;
