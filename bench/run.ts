@@ -214,9 +214,9 @@ async function workerBound(server: BenchServer): Promise<number> {
 }
 
 /** Closed loop: `inFlight` requests outstanding until `count` are sent. */
-async function ingestion(server: BenchServer, label: string, env: Record<string, string>, base: number): Promise<number> {
+async function ingestion(server: BenchServer, label: string, env: Record<string, string>, base: number, mainJs?: string): Promise<number> {
   const db = await freshDatabase(server);
-  const service = await startService(db.url, { ROLES: 'api', ...env });
+  const service = await startService(db.url, { ROLES: 'api', ...env }, mainJs);
   try {
     const count = SIZES.ingest;
     const requests = Array.from({ length: count }, (_, i) => {
@@ -808,8 +808,10 @@ async function main(): Promise<void> {
         await baseline(server, 'simple');
         log('ingestion, one insert per commit...');
         await ingestion(server, 'group commit off (INGEST_BATCH_MAX=1)', { INGEST_BATCH_MAX: '1' }, base);
-        log('ingestion, group commit...');
-        await ingestion(server, 'group commit on (defaults)', {}, base);
+        for (const variant of variants()) {
+          log(`ingestion, group commit${variant.label ? ` [${variant.label}]` : ''}...`);
+          await ingestion(server, labelled('group commit on (defaults)', variant), {}, base, variant.mainJs);
+        }
       }
       // `worker` is both halves; `drain` or `graphile` alone when comparing variants of one.
       const worker = ['worker', 'drain', 'graphile', 'encryption'].some(wanted);
@@ -827,8 +829,11 @@ async function main(): Promise<void> {
         }
         pushTracingRatios('worker drain events/s', rates);
       } else if (wanted('worker') || wanted('drain')) {
-        log('worker drain...');
-        drain = await workerDrain(server, 1, bound);
+        for (const variant of variants()) {
+          log(`worker drain${variant.label ? ` [${variant.label}]` : ''}...`);
+          const rate = await workerDrain(server, 1, bound, variant);
+          if (variant.mainJs === undefined) drain = rate;
+        }
         await workerDrain(server, 2, bound);
       }
       if (wanted('worker') || wanted('graphile')) {
