@@ -1,5 +1,6 @@
 import type { PoolClient, QueryResult } from 'pg';
 import { DataSource, EntityManager, QueryRunner } from 'typeorm';
+import { socketOf } from './prepared-statement';
 
 /** What a transaction opened by transactionWithAfterCommit keeps beside its EntityManager. */
 interface Transaction {
@@ -20,7 +21,7 @@ const corked = new WeakSet<PoolClient>();
  */
 function corkTurn(client: PoolClient): void {
   if (corked.has(client)) return;
-  const stream = (client as unknown as { connection: { stream: NodeJS.WritableStream & { cork(): void; uncork(): void } } }).connection.stream;
+  const stream = socketOf(client);
   corked.add(client);
   stream.cork();
   setImmediate(() => {
