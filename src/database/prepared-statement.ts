@@ -17,35 +17,6 @@ export async function queryPrepared<R>(dataSource: DataSource, name: string, tex
   return (await pool.query({ name, text, values })).rows as R[];
 }
 
-/** A pooled connection's socket, to cork: what is sent while it is corked leaves in one write. */
-export function socketOf(client: PoolClient): { cork(): void; uncork(): void } {
-  return (client as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream;
-}
-
-/**
- * Several autocommit statements as named prepared statements on one pooled connection, sent in
- * one write and answered in one round trip (the pool's connections run in pipeline mode). Each is
- * its own transaction: one that fails leaves the others' effects, and the first failure is thrown
- * once every answer is in.
- */
-export async function queryPreparedTogether(dataSource: DataSource, queries: { name: string; text: string; values: unknown[] }[]): Promise<unknown[][]> {
-  const pool = (dataSource.driver as PostgresDriver).master as Pool;
-  const client = await pool.connect();
-  try {
-    const socket = socketOf(client);
-    socket.cork();
-    const answers = queries.map((q) => client.query(q));
-    socket.uncork();
-    const settled = await Promise.allSettled(answers);
-    return settled.map((s) => {
-      if (s.status === 'rejected') throw s.reason;
-      return s.value.rows;
-    });
-  } finally {
-    client.release();
-  }
-}
-
 /**
  * Parameter `n` of `type` read through a sub-select, so that no plan sees its value: for the
  * arrays and limits of the hot prepared statements. PostgreSQL plans a prepared statement again

@@ -1,6 +1,5 @@
 import type { PoolClient, QueryResult } from 'pg';
 import { DataSource, EntityManager, QueryRunner } from 'typeorm';
-import { socketOf } from './prepared-statement';
 
 /** What a transaction opened by transactionWithAfterCommit keeps beside its EntityManager. */
 interface Transaction {
@@ -21,7 +20,7 @@ const corked = new WeakSet<PoolClient>();
  */
 function corkTurn(client: PoolClient): void {
   if (corked.has(client)) return;
-  const stream = socketOf(client);
+  const stream = (client as unknown as { connection: { stream: NodeJS.WritableStream & { cork(): void; uncork(): void } } }).connection.stream;
   corked.add(client);
   stream.cork();
   setImmediate(() => {

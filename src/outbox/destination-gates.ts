@@ -26,22 +26,10 @@ export class DestinationGates {
     private readonly metrics: RelayMetrics,
   ) {}
 
-  /**
-   * As this instance last saw them, every destination lets a full round go without a write of
-   * its row: circuit closed, no pause, no rate limit. The relay then reads the rows and claims in
-   * one round trip, and defers what the fresh rows do not allow.
-   */
-  openRoad(now: Date): boolean {
-    return this.destinations.names().every((name) => {
-      const state = this.known.get(name);
-      return state?.circuit === 'closed' && !(state.pausedUntil && state.pausedUntil > now) && !this.destinations.get(name)!.settings.rateLimit;
-    });
-  }
-
-  /** One read of every destination's row (or `read`, the rows just read with the claim), then a write for each whose admission changes it. */
-  async admit(now: Date, wanted: number, probeLeaseMs: number, read?: DestinationState[]): Promise<Map<string, Admission>> {
+  /** One read of every destination's row, then a write for each whose admission changes it. */
+  async admit(now: Date, wanted: number, probeLeaseMs: number): Promise<Map<string, Admission>> {
     const names = this.destinations.names();
-    let states = read ?? (await this.repository.readDestinations(names));
+    let states = await this.repository.readDestinations(names);
     if (states.length < names.length) {
       await this.repository.ensureDestinations(names);
       states = await this.repository.readDestinations(names);

@@ -7,9 +7,9 @@ import { RelayMetrics } from './relay.metrics';
 import { traceparentOf } from '../tracing/tracing';
 import { DestinationGates } from './destination-gates';
 import { DeliveryResult, Destination, OperationOutcome, OutboxEntry } from './destinations/destination';
-import { Admission, RoundTally } from './destinations/destination-gate';
+import { RoundTally } from './destinations/destination-gate';
 import { DestinationRegistry } from './destinations/destination.registry';
-import { Claim, OutboxOutcome, OutboxRepository } from './outbox.repository';
+import { OutboxOutcome, OutboxRepository } from './outbox.repository';
 import { OutboxTraces, RoundTrace } from './outbox.traces';
 import { retryDelayMs } from './retry-policy';
 
@@ -106,16 +106,14 @@ export class OutboxRelay {
     // A token per round, not per instance: two overlapping rounds must not pass each other's fence.
     const lease = `${this.relayId}:${++this.rounds}`;
     const { leaseMs } = this.config.relay;
-    const { admissions, claimedAt, entries, held } = await this.admitAndClaim(lease, leaseMs);
-    if (!admissions) return 0;
-    // A claim made before its admission was read may hold more than the rows allow: the rest is not sent this round.
+    const admissions = await this.gates.admit(this.clock.now(), RELAY_BATCH_SIZE, leaseMs);
+    const budgets = new Map<string, number>();
+    for (const [name, admission] of admissions) if (admission.grant > 0) budgets.set(name, admission.grant);
+    if (budgets.size === 0) return 0;
+    const claimedAt = this.clock.now();
+    const { entries, held } = await this.repository.claim(lease, claimedAt, leaseMs, budgets, RELAY_BATCH_SIZE);
     const claimed = new Map<string, number>();
-    const beyond = new Set<OutboxEntry>();
-    for (const e of entries) {
-      const n = (claimed.get(e.destination) ?? 0) + 1;
-      if (n > (admissions.get(e.destination)?.grant ?? 0)) beyond.add(e);
-      else claimed.set(e.destination, n);
-    }
+    for (const e of entries) claimed.set(e.destination, (claimed.get(e.destination) ?? 0) + 1);
     await this.gates.giveBack(admissions, claimed);
     for (const h of held) this.metrics.heldBack(h.destination);
     if (entries.length === 0) return held.length;
@@ -130,7 +128,6 @@ export class OutboxRelay {
     try {
       const outcomes = await Promise.all(
         entries.map((entry) => {
-          if (beyond.has(entry)) return this.deferred(entry, 'deferred: the destination allowed fewer entries this round');
           const watch = this.watch(watches, entry.destination);
           return trace ? trace.during(entry, () => this.attempt(entry, sendBy, watch, trace)) : this.attempt(entry, sendBy, watch);
         }),
@@ -154,28 +151,6 @@ export class OutboxRelay {
       trace?.end();
     }
     return entries.length + held.length;
-  }
-
-  /**
-   * What each destination may take this round, and the claim. While every destination looked
-   * open as last seen (DestinationGates.openRoad), its row is read with a claim of a full round
-   * in one round trip; otherwise the rows are read, admitted, and only then claimed. `admissions`
-   * is undefined when no destination may take anything.
-   */
-  private async admitAndClaim(lease: string, leaseMs: number): Promise<Claim & { admissions?: Map<string, Admission>; claimedAt: Date }> {
-    const now = this.clock.now();
-    if (this.gates.openRoad(now)) {
-      const full = new Map(this.destinations.names().map((name) => [name, RELAY_BATCH_SIZE]));
-      const { states, claim } = await this.repository.readAndClaim([...full.keys()], lease, now, leaseMs, full, RELAY_BATCH_SIZE);
-      const admissions = await this.gates.admit(now, RELAY_BATCH_SIZE, leaseMs, states);
-      return { admissions, claimedAt: now, ...claim };
-    }
-    const admissions = await this.gates.admit(now, RELAY_BATCH_SIZE, leaseMs);
-    const budgets = new Map<string, number>();
-    for (const [name, admission] of admissions) if (admission.grant > 0) budgets.set(name, admission.grant);
-    if (budgets.size === 0) return { claimedAt: now, entries: [], held: [] };
-    const claimedAt = this.clock.now();
-    return { admissions, claimedAt, ...(await this.repository.claim(lease, claimedAt, leaseMs, budgets, RELAY_BATCH_SIZE)) };
   }
 
   private report(entry: OutboxEntry, outcome: OutboxOutcome, lost: boolean): void {

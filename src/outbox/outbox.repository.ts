@@ -11,7 +11,7 @@ import {
   RECORD_OUTCOMES,
   WRITE_DESTINATION,
 } from './outbox.queries';
-import { queryPrepared, queryPreparedTogether } from '../database/prepared-statement';
+import { queryPrepared } from '../database/prepared-statement';
 import { OutboxStatus } from './outbox.types';
 
 /** The outcome of one claimed attempt, as it will be stored. */
@@ -67,26 +67,35 @@ export class OutboxRepository {
    * `budgets`: how many entries each destination may take this round; `scan`: rows looked at per destination.
    */
   async claim(relayId: string, now: Date, leaseMs: number, budgets: Map<string, number>, scan: number): Promise<Claim> {
-    return toClaim(await queryPrepared<ClaimedRow>(this.dataSource, 'outbox_claim', CLAIM_OUTBOX, claimValues(relayId, now, leaseMs, budgets, scan)));
-  }
-
-  /**
-   * The destinations' rows and a claim in one round trip (two statements, pipelined): for a
-   * relay that expects no gate to hold anything back, and defers what the rows turn out not to allow.
-   */
-  async readAndClaim(
-    names: string[],
-    relayId: string,
-    now: Date,
-    leaseMs: number,
-    budgets: Map<string, number>,
-    scan: number,
-  ): Promise<{ states: DestinationState[]; claim: Claim }> {
-    const [states, claimed] = await queryPreparedTogether(this.dataSource, [
-      { name: 'outbox_read_destinations', text: READ_DESTINATIONS, values: [names] },
-      { name: 'outbox_claim', text: CLAIM_OUTBOX, values: claimValues(relayId, now, leaseMs, budgets, scan) },
+    const rows = await queryPrepared<ClaimedRow>(this.dataSource, 'outbox_claim', CLAIM_OUTBOX, [
+      now,
+      relayId,
+      leaseMs,
+      [...budgets.keys()],
+      [...budgets.values()],
+      scan,
+      HOLD_RECHECK_MS,
     ]);
-    return { states: (states as DestinationRow[]).map(toDestinationState), claim: toClaim(claimed as ClaimedRow[]) };
+    const claim: Claim = { entries: [], held: [] };
+    for (const r of rows) {
+      if (r.held) {
+        claim.held.push({ destination: r.destination });
+        continue;
+      }
+      claim.entries.push({
+        id: String(r.id),
+        operationKey: r.operation_key,
+        destination: r.destination,
+        operationType: r.operation_type,
+        tenantId: r.tenant_id,
+        payload: r.payload,
+        attempts: r.attempts,
+        outcomeUnknown: r.outcome_unknown,
+        traceContext: r.trace_context,
+        aggregate: r.aggregate,
+      });
+    }
+    return claim;
   }
 
   // ---- Destination state (circuit, pause, rate limit) ----
@@ -184,31 +193,4 @@ function toDestinationState(r: DestinationRow): DestinationState {
     changedAt: r.changed_at,
     version: Number(r.version),
   };
-}
-
-function claimValues(relayId: string, now: Date, leaseMs: number, budgets: Map<string, number>, scan: number): unknown[] {
-  return [now, relayId, leaseMs, [...budgets.keys()], [...budgets.values()], scan, HOLD_RECHECK_MS];
-}
-
-function toClaim(rows: ClaimedRow[]): Claim {
-  const claim: Claim = { entries: [], held: [] };
-  for (const r of rows) {
-    if (r.held) {
-      claim.held.push({ destination: r.destination });
-      continue;
-    }
-    claim.entries.push({
-      id: String(r.id),
-      operationKey: r.operation_key,
-      destination: r.destination,
-      operationType: r.operation_type,
-      tenantId: r.tenant_id,
-      payload: r.payload,
-      attempts: r.attempts,
-      outcomeUnknown: r.outcome_unknown,
-      traceContext: r.trace_context,
-      aggregate: r.aggregate,
-    });
-  }
-  return claim;
 }

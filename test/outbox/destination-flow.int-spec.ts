@@ -137,34 +137,6 @@ describe('destination circuit, Retry-After pause and rate limit across two relay
     expect(logLines('destination circuit closed')).toHaveLength(1);
   });
 
-  it('a relay that last saw every destination open claims with the rows\' read, and sends nothing the fresh rows forbid', async () => {
-    await start();
-    // Both relays have seen the ERP closed (their first round read its row).
-    await insertErpEntries(2, 'seen-');
-    await relays[0].runOnce();
-    await relays[1].runOnce();
-    expect(await counts()).toEqual({ delivered: 2 });
-    // Another instance opened the circuit since: relay 1 still believes the road open.
-    await db.query(`UPDATE outbox_destinations SET circuit = 'open', retry_at = $1, version = version + 1 WHERE destination = 'erp'`, [
-      new Date(clock.now().getTime() + 60_000),
-    ]);
-    await insertErpEntries(10, 'stale-');
-    const posts = erp.posts().length;
-    await relays[1].runOnce();
-    expect(erp.posts().length).toBe(posts);
-    // Claimed with the read, then handed back untouched: due, no attempt spent, no history.
-    const rows = await db.query(`SELECT status, attempts, locked_by FROM outbox WHERE operation_key LIKE '%stale-%'`);
-    expect(rows).toHaveLength(10);
-    expect(rows.every((r: { status: string; attempts: number; locked_by: string | null }) => r.status === 'pending' && r.attempts === 0 && r.locked_by === null)).toBe(true);
-    expect(await db.query(`SELECT count(*)::int AS n FROM outbox_attempts a JOIN outbox o ON o.id = a.outbox_id WHERE o.operation_key LIKE '%stale-%'`)).toEqual([
-      { n: 0 },
-    ]);
-    // Now it knows: the next round reads the row first and claims nothing.
-    await relays[1].runOnce();
-    expect(erp.posts().length).toBe(posts);
-    expect(await db.query(`SELECT count(*)::int AS n FROM outbox WHERE locked_by IS NOT NULL`)).toEqual([{ n: 0 }]);
-  });
-
   it('a 429 with Retry-After: 5 stops every request to that destination for 5 s across both instances; the email flows', async () => {
     await start();
     erp.failNext(1, { kind: 'status', status: 429, headers: { 'Retry-After': '5' } });
