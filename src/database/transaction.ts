@@ -6,7 +6,15 @@ interface Transaction {
   client: PoolClient;
   afterCommit: (() => void)[];
   /** Statements sent without waiting for their answer, in the order sent: the first failure is the cause. */
-  sent: Promise<unknown>[];
+  sent: Sent[];
+  /** The COMMIT is on its way: nothing more may be sent in this transaction. */
+  closing: boolean;
+}
+
+interface Sent {
+  answer: Promise<unknown>;
+  /** Set as soon as the statement failed, even on the client before it was sent (a value that would not bind). */
+  failure?: { error: unknown };
 }
 
 const open = new WeakMap<EntityManager, Transaction>();
@@ -53,22 +61,35 @@ export function sendIn<R>(
   mapError?: (error: unknown) => unknown,
 ): Promise<R[]> {
   const t = transactionOf(tx);
+  if (t.closing) throw new Error(`${query.name}: sent after the transaction's COMMIT`);
   corkTurn(t.client);
-  const answer = t.client.query(query).then(
-    (result: QueryResult) => result.rows as R[],
-    (error: unknown) => Promise.reject(mapError ? mapError(error) : error),
-  );
+  const sent: Sent = { answer: Promise.resolve() };
+  // The callback form: a statement that fails on the client (a value that does not bind) is
+  // marked failed before sendIn returns, so the transaction cannot send its COMMIT after it.
+  const answer = new Promise<R[]>((resolve, reject) => {
+    t.client.query(query, (error: Error | null, result: QueryResult) => {
+      if (!error) return resolve(result.rows as R[]);
+      const mapped = mapError ? mapError(error) : error;
+      sent.failure ??= { error: mapped };
+      reject(mapped);
+    });
+  });
   // Handled here: a caller may never wait for it, and the failure surfaces from the transaction.
   answer.catch(() => undefined);
-  t.sent.push(answer);
+  sent.answer = answer;
+  t.sent.push(sent);
   return answer;
 }
 
-/** Waits for every statement sent so far with sendIn; throws the first failure (before a savepoint's release, say). */
+/**
+ * Waits for every statement sent so far with sendIn; throws the first failure. Before a
+ * savepoint's release; and before its rollback (the failure then caught), so that what the
+ * savepoint undid no longer counts against the transaction.
+ */
 export async function settle(tx: EntityManager): Promise<void> {
   const t = transactionOf(tx);
   const sent = t.sent.splice(0);
-  for (const answer of sent) await answer;
+  for (const s of sent) await s.answer;
 }
 
 /**
@@ -82,23 +103,30 @@ export async function transactionWithAfterCommit<T>(dataSource: DataSource, work
   const runner = dataSource.createQueryRunner();
   const client = (await runner.connect()) as PoolClient;
   const tx = runner.manager;
-  const t: Transaction = { client, afterCommit: [], sent: [] };
+  const t: Transaction = { client, afterCommit: [], sent: [], closing: false };
   open.set(tx, t);
   try {
     corkTurn(client);
     const begun = client.query('BEGIN');
     begun.catch(() => undefined);
-    t.sent.push(begun);
+    t.sent.push({ answer: begun });
     markActive(runner, true);
     let result: T;
     try {
       result = await work(tx);
+      // One that failed already (even on the client, never sent): no COMMIT of the rest.
+      const failed = t.sent.find((s) => s.failure);
+      if (failed) throw failed.failure!.error;
+      t.closing = true;
       corkTurn(client);
       const committed = client.query('COMMIT');
       committed.catch(() => undefined);
-      // A failed statement made PostgreSQL answer the COMMIT with a rollback: its error is the outcome.
-      await settle(tx);
-      await committed;
+      const answers = await Promise.allSettled(t.sent.splice(0).map((s) => s.answer));
+      // A statement that failed in PostgreSQL made it answer the COMMIT with a rollback: the first failure is the outcome.
+      if ((await committed).command !== 'COMMIT') {
+        const first = answers.find((a): a is PromiseRejectedResult => a.status === 'rejected');
+        throw first ? first.reason : new Error('the transaction was rolled back');
+      }
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw error;

@@ -235,6 +235,7 @@ export class InboxEventProcessor {
       await tx.query('RELEASE SAVEPOINT inbox_event');
       round.settled.set(event, settled);
     } catch (error) {
+      await settle(tx).catch(() => undefined);
       await tx.query('ROLLBACK TO SAVEPOINT inbox_event');
       round.failures.set(event, error);
     }
@@ -274,6 +275,7 @@ export class InboxEventProcessor {
       return true;
     } catch (error) {
       if (!guarded) throw error;
+      await settle(tx).catch(() => undefined);
       await tx.query('ROLLBACK TO SAVEPOINT inbox_batch');
       return false;
     }

@@ -91,11 +91,14 @@ export class InboxWorker {
 
   /**
    * A lease for the new events of one insert, when the worker can take them at once (started, not
-   * stopping, nothing queued): they are committed as `processing` under it. Undefined: insert them
-   * pending, for any worker's claim.
+   * stopping, a lane free, nothing queued, its batches known to be quick against the lease): they
+   * are committed as `processing` under it. Undefined: insert them pending, for any worker's claim.
    */
   insertClaim(): InsertClaim | undefined {
-    if (!this.started || this.stopped || this.queue.length > 0 || this.handed.length >= TRANSACTION_BATCH) return undefined;
+    // Only what a free lane will start within the gap: a handed-over event's lease runs from its insert.
+    const quick = this.batchMs !== undefined && this.batchMs <= this.config.worker.leaseMs / 8;
+    const free = this.busyLanes < this.concurrency && this.queue.length === 0;
+    if (!this.started || this.stopped || !quick || !free || this.handed.length >= TRANSACTION_BATCH) return undefined;
     this.handLease ??= this.nextLease();
     return { lease: this.handLease, until: new Date(this.clock.now().getTime() + this.config.worker.leaseMs) };
   }

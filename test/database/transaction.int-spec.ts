@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { Socket } from 'node:net';
 import { isExpectationFailed } from '../../src/common/database-errors';
-import { afterCommit, sendIn, transactionWithAfterCommit } from '../../src/database/transaction';
+import { afterCommit, sendIn, settle, transactionWithAfterCommit } from '../../src/database/transaction';
 import { createDataSource } from '../../src/database/data-source';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 
@@ -77,6 +77,46 @@ describe('afterCommit', () => {
       // The connection went back to the pool usable.
       await transactionWithAfterCommit(dataSource, async (tx) => void sendIn(tx, insert(5)));
       expect(await ids()).toEqual([5]);
+    });
+
+    it('one that fails on the client, before it is sent, is not followed by a COMMIT of the rest', async () => {
+      const unbindable = { toPostgres: () => { throw new Error('does not bind'); } };
+      await expect(
+        transactionWithAfterCommit(dataSource, async (tx) => {
+          void sendIn(tx, insert(7));
+          void sendIn(tx, { name: 'pipe_unbindable', text: 'INSERT INTO pipe_test (id) VALUES ($1)', values: [unbindable] });
+        }),
+      ).rejects.toThrow('does not bind');
+      expect(await ids()).toEqual([]);
+    });
+
+    it('one that failed inside a savepoint rolled back no longer counts: the rest commits, and the transaction succeeds', async () => {
+      await transactionWithAfterCommit(dataSource, async (tx) => {
+        void sendIn(tx, insert(8));
+        await tx.query('SAVEPOINT inner_work');
+        void sendIn(tx, insert(8)); // a duplicate key: fails, inside the savepoint
+        await settle(tx).catch(() => undefined);
+        await tx.query('ROLLBACK TO SAVEPOINT inner_work');
+        void sendIn(tx, insert(9));
+      });
+      expect(await ids()).toEqual([8, 9]);
+    });
+
+    it('nothing may be sent once the COMMIT is on its way', async () => {
+      let late: unknown;
+      await transactionWithAfterCommit(dataSource, async (tx) => {
+        void sendIn(tx, insert(10));
+        // Once the work has returned, while the COMMIT's answer is on its way.
+        setImmediate(() => {
+          try {
+            void sendIn(tx, insert(11));
+          } catch (error) {
+            late = error;
+          }
+        });
+      });
+      expect(String(late)).toMatch(/after the transaction's COMMIT/);
+      expect(await ids()).toEqual([10]);
     });
 
     it('a failed statement in the code between them rolls back what was sent before it', async () => {

@@ -21,6 +21,11 @@ describe('worker: events handed over by the instance that accepts them', () => {
     const env = { WORKER_LEASE_MS: String(LEASE_MS), WORKER_POLL_MS: '600000' };
     scheduled = await startTestApp({ databaseUrl: db.url, endpoints: ENDPOINTS, env: { ...env, ROLES: 'api,worker' } });
     other = await startTestApp({ databaseUrl: db.url, endpoints: ENDPOINTS, env });
+    // The worker takes events over only once a batch has shown it is quick against the lease.
+    await createOrder(scheduled, 'h0');
+    const first = paymentIntentEvent('payment_intent.succeeded', { orderId: 'h0' });
+    await postStripe(scheduled, first);
+    await waitFor('the first event to be done', async () => (await inboxRow(db, first.id as string)).status === 'done');
   });
   afterAll(async () => {
     await scheduled.close();
