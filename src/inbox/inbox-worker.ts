@@ -34,7 +34,7 @@ const MIN_SPLIT = 16;
  * quiet spell, or a claim that came back full, claims at once.
  *
  * Once started by its scheduler, the worker also takes the events this instance
- * accepts without claiming them: while it has nothing queued, the ingestion's
+ * accepts without claiming them: while a lane is free for them, the ingestion's
  * insert commits them already claimed under a lease of the worker's (insertClaim),
  * and hands them over (handOver); they wait for the same coalescing gap. Saved: a
  * claim statement per batch and a NOTIFY. If the instance dies first, the lease
@@ -169,7 +169,11 @@ export class InboxWorker {
         // A batch is completed under one lease: an insert that took its lease before this gap and
         // committed after it hands over events of the lease before.
         const byLease = new Map<string, InboxEvent[]>();
-        for (const event of this.handed.splice(0)) byLease.set(event.lease, [...(byLease.get(event.lease) ?? []), event]);
+        for (const event of this.handed.splice(0)) {
+          const group = byLease.get(event.lease);
+          if (group) group.push(event);
+          else byLease.set(event.lease, [event]);
+        }
         for (const events of byLease.values()) this.queue.push(...this.split(events));
         this.startLanes();
       }
