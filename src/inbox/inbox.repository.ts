@@ -297,10 +297,9 @@ function claimedEvent(r: AcceptRequest, row: AcceptRow, lease: string): InboxEve
   };
 }
 
-/** A fenced completion found the lease taken over: another claim owns the event now. */
+/** A fenced completion found a lease taken over: another claim owns the event now (for a batch, stillHeld() says which). */
 export class LeaseLostError extends Error {
-  /** For a batch: the ids whose lease another claim had taken by the completion. */
-  constructor(readonly lost?: Set<string>) {
+  constructor() {
     super('lease_lost');
   }
 }
