@@ -46,7 +46,7 @@ export class PgNotifications implements OnApplicationShutdown {
    */
   notify(channel: string, throttleMs = 20): void {
     if (this.closed) return;
-    for (const listener of this.listeners.get(channel) ?? []) setImmediate(listener);
+    this.wakeHere(channel);
     const now = Date.now();
     const since = now - (this.lastNotify.get(channel) ?? 0);
     if (since >= throttleMs) {
@@ -70,12 +70,12 @@ export class PgNotifications implements OnApplicationShutdown {
    * Those that have one are woken by their own work, and every instance polls.
    */
   notifyNearest(channel: string, throttleMs = 20): void {
-    const local = this.listeners.get(channel);
-    if (local && local.size > 0) {
-      if (!this.closed) for (const listener of local) setImmediate(listener);
-    } else {
-      this.notify(channel, throttleMs);
-    }
+    if (!this.listeners.get(channel)?.size) this.notify(channel, throttleMs);
+    else if (!this.closed) this.wakeHere(channel);
+  }
+
+  private wakeHere(channel: string): void {
+    for (const listener of this.listeners.get(channel) ?? []) setImmediate(listener);
   }
 
   private send(channel: string): void {

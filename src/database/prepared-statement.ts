@@ -1,5 +1,5 @@
-import type { Pool, PoolClient } from 'pg';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { Pool } from 'pg';
+import type { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 
 /**
@@ -28,18 +28,4 @@ export async function queryPrepared<R>(dataSource: DataSource, name: string, tex
  */
 export function opaque(n: number, type: string): string {
   return `(SELECT $${n}::${type})`;
-}
-
-/**
- * The same inside the transaction of `tx`, on its connection: for the hot
- * statements of the worker's business transaction (order lock and transitions,
- * outbox insert, completion), which PostgreSQL otherwise parsed and planned on
- * every batch (docs/performance.md).
- */
-export async function queryPreparedIn<R>(tx: EntityManager, name: string, text: string, values: unknown[]): Promise<{ rows: R[]; rowCount: number }> {
-  const runner = tx.queryRunner;
-  if (!runner?.isTransactionActive) throw new Error(`${name}: not inside a transaction`);
-  const client = (await runner.connect()) as PoolClient;
-  const result = await client.query({ name, text, values });
-  return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
 }

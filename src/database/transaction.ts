@@ -48,12 +48,14 @@ export function afterCommit(tx: EntityManager, fn: () => void): void {
 }
 
 /**
- * Sends a statement in the transaction of `tx` without waiting for its answer: it leaves with
- * whatever else this turn sends, at the latest with the COMMIT. If it fails, the transaction
- * fails (PostgreSQL turns the COMMIT into a rollback, and transactionWithAfterCommit throws the
- * failure, through `mapError` if given) even if nobody waits for the returned promise. So only
- * for statements whose success needs no check in code: a condition that must hold is asserted in
- * the SQL itself (expect_rows), where a failure aborts the transaction before the COMMIT.
+ * Sends a statement in the transaction of `tx` as a named prepared statement (parsed and planned
+ * once per connection), without waiting for its answer: it leaves with whatever else this turn
+ * sends, at the latest with the COMMIT. A caller that needs the answer awaits the returned promise
+ * (the order lock). If it fails, the transaction fails (PostgreSQL turns the COMMIT into a
+ * rollback, and transactionWithAfterCommit throws the failure, through `mapError` if given) even
+ * if nobody waits for it. So a statement nobody waits for must need no check in code: a condition
+ * that must hold is asserted in the SQL itself (expect_rows), where a failure aborts the
+ * transaction before the COMMIT.
  */
 export function sendIn<R>(
   tx: EntityManager,

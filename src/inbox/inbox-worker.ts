@@ -96,9 +96,8 @@ export class InboxWorker {
    */
   insertClaim(): InsertClaim | undefined {
     // Only what a free lane will start within the gap: a handed-over event's lease runs from its insert.
-    const quick = this.batchMs !== undefined && this.batchMs <= this.config.worker.leaseMs / 8;
     const free = this.busyLanes < this.concurrency && this.queue.length === 0;
-    if (!this.started || this.stopped || !quick || !free || this.handed.length >= TRANSACTION_BATCH) return undefined;
+    if (!this.started || this.stopped || !this.quickBatches() || !free || this.handed.length >= TRANSACTION_BATCH) return undefined;
     this.handLease ??= this.nextLease();
     return { lease: this.handLease, until: new Date(this.clock.now().getTime() + this.config.worker.leaseMs) };
   }
@@ -149,9 +148,8 @@ export class InboxWorker {
     // Claim ahead while the queue holds less than a batch for every lane; until a batch has shown
     // it is quick against the lease, only for the lanes that are free, so no claimed batch waits
     // out its lease in the queue.
-    const slow = this.batchMs === undefined || this.batchMs > this.config.worker.leaseMs / 8;
     const freeLanes = this.concurrency - this.busyLanes - this.queue.length;
-    const batches = slow ? freeLanes : this.queue.length < this.concurrency ? this.concurrency : 0;
+    const batches = !this.quickBatches() ? freeLanes : this.queue.length < this.concurrency ? this.concurrency : 0;
     const claim = this.due && !this.claiming && !this.stopped && batches > 0;
     if ((claim || this.handed.length > 0) && !this.gapTimer) {
       // Handed-over events wait for the gap too (they hold their lease already); a stopping worker runs them at once.
@@ -189,6 +187,11 @@ export class InboxWorker {
     if (this.busyLanes === 0 && !this.claiming && this.queue.length === 0 && this.handed.length === 0 && (!this.due || this.stopped)) {
       for (const resolve of this.idle.splice(0)) resolve();
     }
+  }
+
+  /** A batch has shown it takes well under a lease (an eighth), so claimed events may wait for a lane. */
+  private quickBatches(): boolean {
+    return this.batchMs !== undefined && this.batchMs <= this.config.worker.leaseMs / 8;
   }
 
   private startLanes(): void {

@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { PermanentError, TransientError } from '../common/errors';
 import { isExpectationFailed, isUniqueViolation } from '../common/database-errors';
-import { queryPreparedIn } from '../database/prepared-statement';
 import { sendIn } from '../database/transaction';
 import { OrderStatus } from './domain/order-state-machine';
 import {
@@ -104,7 +103,7 @@ export class OrdersRepository {
 
   /** Locks the given orders (in key order) and returns those that exist, keyed by orderKey(). */
   async lockMany(tx: EntityManager, keys: { tenantId: string; orderId: string }[]): Promise<Map<string, Order>> {
-    const { rows } = await queryPreparedIn<OrderRow>(tx, 'orders_lock', LOCK_ORDERS, [keys.map((k) => k.tenantId), keys.map((k) => k.orderId)]);
+    const rows = await sendIn<OrderRow>(tx, { name: 'orders_lock', text: LOCK_ORDERS, values: [keys.map((k) => k.tenantId), keys.map((k) => k.orderId)] });
     return new Map(rows.map((r) => [orderKey(r.tenant_id, r.id), toOrder(r)]));
   }
 
