@@ -549,13 +549,13 @@ async function endToEnd(server: BenchServer, variant: Variant = OFF): Promise<{ 
     const pool = new Pool(service.url, { connections: 32 });
     const cold = await sendAtRate(pool, sink, rate, 0, warmup);
     await statements.reset();
-    const cpuBefore = { service: service.cpuMs(), postgres: postgresCpuMs(), bench: process.cpuUsage() };
-    const writesBefore = { service: service.writes(), postgres: postgresWrites(), machine: machineBusyMs(), roles: postgresCpuByRole() };
+    const cpuBefore = { service: service.cpuMs(), postgres: postgresCpuMs(), bench: process.cpuUsage(), machine: machineBusyMs(), roles: postgresCpuByRole() };
+    const writesBefore = { service: service.writes(), postgres: postgresWrites() };
     const measured = await sendAtRate(pool, sink, rate, warmup, count);
     const perEventUs = (ms: number) => round((ms * 1000) / count, 0);
-    const machine = perEventUs(machineBusyMs() - writesBefore.machine);
+    const machine = perEventUs(machineBusyMs() - cpuBefore.machine);
     const roles = [...postgresCpuByRole()]
-      .map(([role, ms]): [string, number] => [role, perEventUs(ms - (writesBefore.roles.get(role) ?? 0))])
+      .map(([role, ms]): [string, number] => [role, perEventUs(ms - (cpuBefore.roles.get(role) ?? 0))])
       .filter(([, us]) => us >= 5)
       .sort((a, b) => b[1] - a[1]);
     log(`PostgreSQL CPU per event by process: ${roles.map(([role, us]) => `${role} ${us} us`).join(', ')}`);

@@ -52,20 +52,26 @@ function cpuFields(pid: number | 'self'): { own: number; children: number } {
  */
 export function postgresCpuByRole(): Map<string, number> {
   const byRole = new Map<string, number>();
+  forEachPostgres((pid) => {
+    const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+    const { own, children } = cpuFields(pid);
+    const role = !title.startsWith('postgres: ') ? 'postmaster' : /\d+\.\d+\.\d+\.\d+\(\d+\)|\[local\]/.test(title) ? 'backends' : title.slice(10).replace(/^\d+\/\w+: /, '').replace(/ \d+$/, '');
+    byRole.set(role, (byRole.get(role) ?? 0) + own);
+    if (children > 0) byRole.set('exited', (byRole.get('exited') ?? 0) + children);
+  });
+  return byRole;
+}
+
+/** Calls `fn` with the pid of every live `postgres` process; one that exits while it is read is skipped. */
+function forEachPostgres(fn: (pid: number) => void): void {
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
-      const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
-      const { own, children } = cpuFields(Number(pid));
-      const role = !title.startsWith('postgres: ') ? 'postmaster' : /\d+\.\d+\.\d+\.\d+\(\d+\)|\[local\]/.test(title) ? 'backends' : title.slice(10).replace(/^\d+\/\w+: /, '').replace(/ \d+$/, '');
-      byRole.set(role, (byRole.get(role) ?? 0) + own);
-      if (children > 0) byRole.set('exited', (byRole.get('exited') ?? 0) + children);
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') fn(Number(pid));
     } catch {
       // Exited while we looked.
     }
   }
-  return byRole;
 }
 
 /** Write system calls of one process so far (each socket write to PostgreSQL, a client or the sink is one). */
@@ -76,14 +82,7 @@ export function processWrites(pid: number): number {
 /** Write system calls of every live `postgres` process (a backend that ended meanwhile is not counted). */
 export function postgresWrites(): number {
   let total = 0;
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') total += processWrites(Number(pid));
-    } catch {
-      // Exited while we looked.
-    }
-  }
+  forEachPostgres((pid) => (total += processWrites(pid)));
   return total;
 }
 
@@ -112,16 +111,10 @@ export function childrenCpuMs(): number {
  */
 export function postgresCpuMs(): number {
   let total = 0;
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
-      const { own, children } = cpuFields(Number(pid));
-      total += own + children;
-    } catch {
-      // Exited while we looked.
-    }
-  }
+  forEachPostgres((pid) => {
+    const { own, children } = cpuFields(pid);
+    total += own + children;
+  });
   return total;
 }
 
