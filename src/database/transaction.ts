@@ -4,6 +4,7 @@ import { DataSource, EntityManager, QueryRunner } from 'typeorm';
 /** What a transaction opened by transactionWithAfterCommit keeps beside its EntityManager. */
 interface Transaction {
   client: PoolClient;
+  beforeCommit: (() => void)[];
   afterCommit: (() => void)[];
   /** Statements sent without waiting for their answer, in the order sent: the first failure is the cause. */
   sent: Sent[];
@@ -45,6 +46,16 @@ function corkTurn(client: PoolClient): void {
  */
 export function afterCommit(tx: EntityManager, fn: () => void): void {
   transactionOf(tx).afterCommit.push(fn);
+}
+
+/**
+ * Runs `fn` once the transaction's work is done, just before its COMMIT is sent, unless a
+ * statement has failed already: what it sends with sendIn leaves in the COMMIT's write and
+ * sees the transaction's final state (a rolled-back savepoint's rows are gone), at no extra
+ * round trip. Its answers are in when afterCommit callbacks run.
+ */
+export function beforeCommit(tx: EntityManager, fn: () => void): void {
+  transactionOf(tx).beforeCommit.push(fn);
 }
 
 /**
@@ -105,7 +116,7 @@ export async function transactionWithAfterCommit<T>(dataSource: DataSource, work
   const runner = dataSource.createQueryRunner();
   const client = (await runner.connect()) as PoolClient;
   const tx = runner.manager;
-  const t: Transaction = { client, afterCommit: [], sent: [], closing: false };
+  const t: Transaction = { client, beforeCommit: [], afterCommit: [], sent: [], closing: false };
   open.set(tx, t);
   try {
     corkTurn(client);
@@ -117,8 +128,9 @@ export async function transactionWithAfterCommit<T>(dataSource: DataSource, work
     try {
       result = await work(tx);
       // One that failed already (even on the client, never sent): no COMMIT of the rest.
-      const failed = t.sent.find((s) => s.failure);
-      if (failed) throw failed.failure!.error;
+      throwFirstFailure(t);
+      for (const fn of t.beforeCommit.splice(0)) fn();
+      throwFirstFailure(t);
       t.closing = true;
       corkTurn(client);
       const committed = client.query('COMMIT');
@@ -147,6 +159,11 @@ export async function transactionWithAfterCommit<T>(dataSource: DataSource, work
     open.delete(tx);
     await runner.release();
   }
+}
+
+function throwFirstFailure(t: Transaction): void {
+  const failed = t.sent.find((s) => s.failure);
+  if (failed) throw failed.failure!.error;
 }
 
 function transactionOf(tx: EntityManager): Transaction {

@@ -46,6 +46,23 @@ export class DestinationGates {
     return admissions;
   }
 
+  /**
+   * The destinations a round would admit in full without writing their row (circuit closed, no
+   * pause, no rate limit), as this instance last read or wrote it: entries for them may skip the
+   * claim (hand-over, see OutboxRelay). The row is read again by every claim round (at least
+   * every poll), and this instance's own answers update it at once.
+   */
+  unhindered(now: Date, probeLeaseMs: number): string[] {
+    const names: string[] = [];
+    for (const [name, state] of this.known) {
+      const settings = this.destinations.get(name)?.settings;
+      if (!settings) continue;
+      const a = admit(state, settings, now, 1, probeLeaseMs);
+      if (a.grant === 1 && !a.probe && !a.next) names.push(name);
+    }
+    return names;
+  }
+
   /** Tokens and probes granted but not used (fewer entries were due) go back for the next round or instance. */
   async giveBack(admissions: Map<string, Admission>, claimed: Map<string, number>): Promise<void> {
     for (const [destination, admission] of admissions) {

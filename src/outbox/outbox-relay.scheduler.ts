@@ -11,7 +11,9 @@ import { OUTBOX_CHANNEL } from './outbox.types';
  * committed while a round waits for its slowest delivery is claimed at once
  * instead of after it (the per-destination limits are shared by the rounds).
  * A full batch is followed at once by another, so a backlog drains without
- * waiting for ticks.
+ * waiting for ticks. Started, the relay also takes entries handed over by this
+ * instance's writer (OutboxRelay.handOver); the ticks still read each destination's
+ * shared state, which that decision relies on.
  */
 @Injectable()
 export class OutboxRelayScheduler implements OnApplicationBootstrap, OnModuleDestroy {
@@ -34,6 +36,7 @@ export class OutboxRelayScheduler implements OnApplicationBootstrap, OnModuleDes
     this.stopped = false;
     this.scheduler.addInterval(OutboxRelayScheduler.INTERVAL, setInterval(() => this.tick(), this.config.relay.pollMs));
     await this.notifications.listen(OUTBOX_CHANNEL, () => this.tick());
+    this.relay.start();
     this.tick();
   }
 
@@ -66,6 +69,6 @@ export class OutboxRelayScheduler implements OnApplicationBootstrap, OnModuleDes
     if (this.stopped) return;
     this.stopped = true;
     this.scheduler.deleteInterval(OutboxRelayScheduler.INTERVAL);
-    await Promise.all(this.rounds);
+    await Promise.all([...this.rounds, this.relay.stop()]);
   }
 }

@@ -16,6 +16,17 @@ import { retryDelayMs } from './retry-policy';
 /** Rows claimed per destination per round: small enough that a round finishes well within a lease. */
 export const RELAY_BATCH_SIZE = 64;
 
+/** Handed-over rounds in flight at most; past it, entries are written pending for the claim. */
+const MAX_HANDED_ROUNDS = 4;
+
+/** A lease the writer commits entries under, already claimed for this relay (OutboxRelay.handOver). */
+export interface HandOver {
+  lease: string;
+  until: Date;
+  /** Only entries for these destinations; the others are written pending. */
+  destinations: string[];
+}
+
 /** Test-only seam: crash tests kill the process between delivering and recording. */
 export const RELAY_FAULT_HOOK = Symbol('RELAY_FAULT_HOOK');
 export interface RelayFaultHook {
@@ -81,6 +92,13 @@ class RoundWatch implements RoundTally {
  * with no transaction or lock held, record every outcome in one UPDATE fenced by
  * the lease, report what the answers say about each destination. Safe with any
  * number of relays.
+ *
+ * Once started by its scheduler, the relay also takes the entries this instance's
+ * business transactions write, without claiming them: while it has no backlog, the
+ * writer commits them already claimed under a lease of the relay's (handOver) and
+ * hands them over after the commit (handedOver); a round then costs the one statement
+ * that records its outcomes. If the instance dies first, the lease expires and any
+ * relay's claim takes them over, their outcome unknown, as after a crash mid-round.
  */
 @Injectable()
 export class OutboxRelay {
@@ -89,6 +107,11 @@ export class OutboxRelay {
   readonly relayId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly limits = new Map<string, Semaphore>();
   private rounds = 0;
+  private started = false;
+  private stopped = false;
+  /** The last claim came back full: claimed rounds drain the backlog before anything is handed over. */
+  private backlog = false;
+  private readonly handedRounds = new Set<Promise<void>>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -101,10 +124,44 @@ export class OutboxRelay {
     @Optional() @Inject(RELAY_FAULT_HOOK) private readonly faultHook?: RelayFaultHook,
   ) {}
 
+  /** Scheduled: from now on, the writer may commit entries already claimed for this relay (handOver). */
+  start(): void {
+    this.started = true;
+  }
+
+  /** No new hand-over; resolves once the handed-over rounds in flight have recorded their outcomes. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all(this.handedRounds);
+  }
+
+  /**
+   * A lease for the entries of one business transaction, when this relay can send them at once:
+   * started, not stopping, no backlog to claim (that goes first), few handed-over rounds in flight.
+   * Only for the destinations it would admit without asking their shared row. Undefined: the
+   * entries are written `pending`, for any relay's claim.
+   */
+  handOver(): HandOver | undefined {
+    if (!this.started || this.stopped || this.backlog || this.handedRounds.size >= MAX_HANDED_ROUNDS) return undefined;
+    const now = this.clock.now();
+    const destinations = this.gates.unhindered(now, this.config.relay.leaseMs);
+    if (destinations.length === 0) return undefined;
+    return { lease: this.nextLease(), until: new Date(now.getTime() + this.config.relay.leaseMs), destinations };
+  }
+
+  /** Entries committed already claimed under `handOver`: sent and recorded as a claimed round's. */
+  handedOver(handOver: HandOver, entries: OutboxEntry[]): void {
+    if (entries.length === 0) return;
+    const round = this.deliver(handOver.lease, handOver.until, entries)
+      // As when a claimed round fails (the database is down): the lease expires and a claim takes them over.
+      .catch((error: Error) => this.logger.error({ err: error.message }, 'relay round failed'))
+      .finally(() => this.handedRounds.delete(round));
+    this.handedRounds.add(round);
+  }
+
   /** One round. Returns how many entries it claimed or held back (0: nothing due, or nothing may go). */
   async runOnce(): Promise<number> {
-    // A token per round, not per instance: two overlapping rounds must not pass each other's fence.
-    const lease = `${this.relayId}:${++this.rounds}`;
+    const lease = this.nextLease();
     const { leaseMs } = this.config.relay;
     const admissions = await this.gates.admit(this.clock.now(), RELAY_BATCH_SIZE, leaseMs);
     const budgets = new Map<string, number>();
@@ -112,17 +169,32 @@ export class OutboxRelay {
     if (budgets.size === 0) return 0;
     const claimedAt = this.clock.now();
     const { entries, held } = await this.repository.claim(lease, claimedAt, leaseMs, budgets, RELAY_BATCH_SIZE);
+    this.backlog = entries.length + held.length >= RELAY_BATCH_SIZE;
     const claimed = new Map<string, number>();
     for (const e of entries) claimed.set(e.destination, (claimed.get(e.destination) ?? 0) + 1);
     await this.gates.giveBack(admissions, claimed);
     for (const h of held) this.metrics.heldBack(h.destination);
-    if (entries.length === 0) return held.length;
+    if (entries.length > 0) await this.deliver(lease, new Date(claimedAt.getTime() + leaseMs), entries);
+    return entries.length + held.length;
+  }
+
+  /** A token per round, not per instance: two overlapping rounds must not pass each other's fence. */
+  private nextLease(): string {
+    return `${this.relayId}:${++this.rounds}`;
+  }
+
+  /**
+   * Sends the entries claimed under `lease` (its end: `leaseEnd`) concurrently, with no transaction
+   * or lock held, records every outcome in one fenced statement, and reports what the answers say
+   * about each destination.
+   */
+  private async deliver(lease: string, leaseEnd: Date, entries: OutboxEntry[]): Promise<void> {
     // Past this point a request (an outcome query and a send) could still be in flight when another
     // relay takes the lease over, and it would send the same entry: what has not started by then waits
-    // for the next round instead. From the claim's own lease end (its locked_until), not from when the
+    // for the next round instead. From the lease's own end (its locked_until), not from when the
     // claim returned, which includes the wait for a pooled connection; less the skew of the other
     // relay's clock, which may see the lease end that much early.
-    const sendBy = claimedAt.getTime() + leaseMs - clockSkewAllowanceMs(this.config) - 2 * this.config.relay.timeoutMs;
+    const sendBy = leaseEnd.getTime() - clockSkewAllowanceMs(this.config) - 2 * this.config.relay.timeoutMs;
     const watches = new Map<string, RoundWatch>();
     const trace = this.traces.begin(entries);
     try {
@@ -150,7 +222,6 @@ export class OutboxRelay {
     } finally {
       trace?.end();
     }
-    return entries.length + held.length;
   }
 
   private report(entry: OutboxEntry, outcome: OutboxOutcome, lost: boolean): void {

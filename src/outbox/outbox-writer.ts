@@ -1,10 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { Span } from '@opentelemetry/api';
 import { EntityManager } from 'typeorm';
-import { afterCommit, sendIn } from '../database/transaction';
+import { afterCommit, beforeCommit, sendIn } from '../database/transaction';
 import { PgNotifications } from '../database/pg-notifications';
 import { Tracing } from '../tracing/tracing';
+import { OutboxEntry } from './destinations/destination';
+import { HandOver, OutboxRelay } from './outbox-relay';
 import { INSERT_OUTBOX } from './outbox.queries';
+import { OutboxRepository } from './outbox.repository';
 import { OUTBOX_CHANNEL } from './outbox.types';
 
 /**
@@ -34,12 +37,23 @@ export type OutboxWrite = {
  * not) with the business change. Idempotent per operation key. With tracing on,
  * each entry stores the trace context of the event that produced it, and the
  * write is a span in that event's trace.
+ *
+ * When this instance's relay can send them at once, the entries of a transaction
+ * are committed already claimed for it and handed over after the commit (one
+ * lease per transaction; OutboxRelay.handOver): no NOTIFY and no claim. Read back
+ * by their lease just before the COMMIT, in its round trip, so that entries a
+ * rolled-back savepoint undid are never sent.
  */
 @Injectable()
 export class OutboxWriter {
+  /** What each open transaction that wrote entries has written, and its hand-over (null: none, all pending). */
+  private readonly writes = new WeakMap<EntityManager, { handOver: HandOver | null; inserted: Promise<string[]>[] }>();
+
   constructor(
     private readonly notifications: PgNotifications,
     private readonly tracing: Tracing,
+    private readonly relay: OutboxRelay,
+    private readonly repository: OutboxRepository,
   ) {}
 
   /**
@@ -52,7 +66,7 @@ export class OutboxWriter {
     if (entries.length === 0) return Promise.resolve([]);
     const traceContexts = this.tracing.enabled ? entries.map((e) => this.tracing.sourceTraceparent(tx, e.sourceEventId) ?? null) : null;
     const spans = traceContexts && this.writeSpans(traceContexts);
-    const values = [
+    const values: unknown[] = [
       entries.map((e) => e.operationKey),
       entries.map((e) => e.destination),
       entries.map((e) => e.operationType),
@@ -62,14 +76,46 @@ export class OutboxWriter {
       entries.map((e) => e.aggregate ?? null),
       traceContexts,
     ];
-    // Wake a relay once the entries are visible: this instance's own, else the others (throttled; every relay also polls).
-    afterCommit(tx, () => this.notifications.notifyNearest(OUTBOX_CHANNEL));
+    const written = this.writesOf(tx);
+    const handOver = written.handOver;
+    values.push(handOver?.destinations ?? [], handOver?.lease ?? null, handOver?.until ?? null);
     const inserted = sendIn<{ operation_key: string }>(tx, { name: 'outbox_insert', text: INSERT_OUTBOX, values })
       .then((rows) => rows.map((r) => r.operation_key))
       .finally(() => spans?.forEach((span) => span.end()));
     // A caller that does not wait learns of a failure from the transaction.
     inserted.catch(() => undefined);
+    written.inserted.push(inserted);
     return inserted;
+  }
+
+  /** At the transaction's first write: its hand-over, and the callbacks that hand the entries over or wake a relay for those left pending. */
+  private writesOf(tx: EntityManager): { handOver: HandOver | null; inserted: Promise<string[]>[] } {
+    let written = this.writes.get(tx);
+    if (written) return written;
+    const handOver = this.relay.handOver() ?? null;
+    written = { handOver, inserted: [] };
+    this.writes.set(tx, written);
+    const { inserted } = written;
+    let handed: Promise<OutboxEntry[]> | undefined;
+    if (handOver) {
+      beforeCommit(tx, () => {
+        handed = this.repository.handedIn(tx, handOver.lease);
+        // If it fails, so does the transaction, and nothing is handed over.
+        handed.catch(() => undefined);
+      });
+    }
+    // Wake a relay for what is pending once it is visible: this instance's own, else the others (throttled; every relay also polls).
+    const wake = () => this.notifications.notifyNearest(OUTBOX_CHANNEL);
+    afterCommit(tx, () => {
+      if (!handed) return wake();
+      // Each answer is in: the statements were answered before the COMMIT. A write whose savepoint failed counts as pending (one wake-up too many at worst).
+      void Promise.all([handed, Promise.allSettled(inserted)]).then(([entries, writes]) => {
+        this.relay.handedOver(handOver!, entries);
+        const keys = writes.reduce((n, w) => n + (w.status === 'fulfilled' ? w.value.length : 0), 0);
+        if (entries.length < keys) wake();
+      });
+    });
+    return written;
   }
 
   /** One `outbox.write` span in the trace of each event whose entries this statement writes. */

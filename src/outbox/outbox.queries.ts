@@ -136,20 +136,49 @@ export const RECORD_OUTCOMES = `
  * row), so the numbers follow the order of the changes; a writer without it that
  * races another fails on the unique index instead of taking the same number.
  * A skipped duplicate leaves a gap, which is harmless: only the order counts.
+ *
+ * Hand-over: an entry for one of the destinations $9 is committed already claimed
+ * (`delivering`, first attempt) under the local relay's lease $10 until $11, as the
+ * claim would leave it, unless an entry of its aggregate and destination is ahead of
+ * it (not `delivered`, in the table or earlier in this insert): that one the claim
+ * holds back, so it stays `pending` for it. $9 empty: every entry is `pending`.
  */
 export const INSERT_OUTBOX = `
-  INSERT INTO outbox (operation_key, destination, operation_type, tenant_id, payload, source_event_id, aggregate, aggregate_seq, trace_context)
-  SELECT v.operation_key, v.destination, v.operation_type, v.tenant_id, v.payload, v.source_event_id, v.aggregate,
-         CASE WHEN v.aggregate IS NOT NULL THEN
-           coalesce((SELECT max(e.aggregate_seq) FROM outbox e WHERE e.tenant_id = v.tenant_id AND e.aggregate = v.aggregate), 0)
-           + row_number() OVER (PARTITION BY v.tenant_id, v.aggregate ORDER BY v.n)
-         END,
-         v.trace_context
-    FROM ROWS FROM (unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), unnest($4::text[]),
-                    jsonb_array_elements($5::jsonb), unnest($6::bigint[]), unnest($7::text[]), unnest($8::text[])) WITH ORDINALITY
-      AS v(operation_key, destination, operation_type, tenant_id, payload, source_event_id, aggregate, trace_context, n)
+  INSERT INTO outbox (operation_key, destination, operation_type, tenant_id, payload, source_event_id, aggregate, aggregate_seq, trace_context,
+                      status, attempts, locked_by, locked_until)
+  SELECT h.operation_key, h.destination, h.operation_type, h.tenant_id, h.payload, h.source_event_id, h.aggregate, h.aggregate_seq, h.trace_context,
+         CASE WHEN h.handed THEN 'delivering' ELSE 'pending' END, h.handed::int,
+         CASE WHEN h.handed THEN $10 END, CASE WHEN h.handed THEN $11::timestamptz END
+    FROM (
+      SELECT v.*,
+             CASE WHEN v.aggregate IS NOT NULL THEN
+               coalesce(a.last_seq, 0) + row_number() OVER (PARTITION BY v.tenant_id, v.aggregate ORDER BY v.n)
+             END AS aggregate_seq,
+             v.destination = ANY($9::text[]) AND (v.aggregate IS NULL OR (
+               NOT coalesce(a.ahead, false) AND row_number() OVER (PARTITION BY v.tenant_id, v.aggregate, v.destination ORDER BY v.n) = 1
+             )) AS handed
+        FROM ROWS FROM (unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), unnest($4::text[]),
+                        jsonb_array_elements($5::jsonb), unnest($6::bigint[]), unnest($7::text[]), unnest($8::text[])) WITH ORDINALITY
+          AS v(operation_key, destination, operation_type, tenant_id, payload, source_event_id, aggregate, trace_context, n)
+        -- The aggregate's entries so far, one probe of index outbox_aggregate per row (a join, so never one scan of the whole table).
+        LEFT JOIN LATERAL (
+          SELECT max(e.aggregate_seq) AS last_seq, bool_or(e.destination = v.destination AND e.status <> 'delivered') AS ahead
+            FROM outbox e
+           WHERE e.tenant_id = v.tenant_id AND e.aggregate = v.aggregate
+        ) a ON v.aggregate IS NOT NULL
+    ) h
   ON CONFLICT (operation_key) DO NOTHING
   RETURNING operation_key`;
+
+/**
+ * The entries this transaction committed handed over under lease $1, read just before its
+ * COMMIT (in the same round trip): what a rolled-back savepoint undid is not among them.
+ * The same columns as the claim returns. Index outbox_leased: only entries in flight.
+ */
+export const HANDED_OUTBOX = `
+  SELECT id, operation_key, destination, operation_type, tenant_id, payload, attempts, outcome_unknown, trace_context, aggregate, false AS held
+    FROM outbox
+   WHERE status = 'delivering' AND locked_by = $1`;
 
 // ---- Destination state (circuit, pause, rate limit), shared by every relay ----
 

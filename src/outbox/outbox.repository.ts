@@ -6,12 +6,14 @@ import {
   CLAIM_OUTBOX,
   ENSURE_DESTINATIONS,
   ERASE_RECIPIENTS,
+  HANDED_OUTBOX,
   PRUNE_DELIVERED,
   READ_DESTINATIONS,
   RECORD_OUTCOMES,
   WRITE_DESTINATION,
 } from './outbox.queries';
 import { queryPrepared } from '../database/prepared-statement';
+import { sendIn } from '../database/transaction';
 import { OutboxStatus } from './outbox.types';
 
 /** The outcome of one claimed attempt, as it will be stored. */
@@ -82,20 +84,17 @@ export class OutboxRepository {
         claim.held.push({ destination: r.destination });
         continue;
       }
-      claim.entries.push({
-        id: String(r.id),
-        operationKey: r.operation_key,
-        destination: r.destination,
-        operationType: r.operation_type,
-        tenantId: r.tenant_id,
-        payload: r.payload,
-        attempts: r.attempts,
-        outcomeUnknown: r.outcome_unknown,
-        traceContext: r.trace_context,
-        aggregate: r.aggregate,
-      });
+      claim.entries.push(toEntry(r));
     }
     return claim;
+  }
+
+  /**
+   * The entries the writer committed handed over under `lease` (see INSERT_OUTBOX), sent in the
+   * transaction of `tx` just before its COMMIT (transaction.ts: beforeCommit): answered once it commits.
+   */
+  handedIn(tx: EntityManager, lease: string): Promise<OutboxEntry[]> {
+    return sendIn<ClaimedRow>(tx, { name: 'outbox_handed', text: HANDED_OUTBOX, values: [lease] }).then((rows) => rows.map(toEntry));
   }
 
   // ---- Destination state (circuit, pause, rate limit) ----
@@ -177,6 +176,21 @@ interface DestinationRow {
   last_error: string | null;
   changed_at: Date | null;
   version: string;
+}
+
+function toEntry(r: ClaimedRow): OutboxEntry {
+  return {
+    id: String(r.id),
+    operationKey: r.operation_key,
+    destination: r.destination,
+    operationType: r.operation_type,
+    tenantId: r.tenant_id,
+    payload: r.payload,
+    attempts: r.attempts,
+    outcomeUnknown: r.outcome_unknown,
+    traceContext: r.trace_context,
+    aggregate: r.aggregate,
+  };
 }
 
 function toDestinationState(r: DestinationRow): DestinationState {
