@@ -78,7 +78,7 @@ export class OutboxWriter {
     ];
     const written = this.writesOf(tx);
     const handOver = written.handOver;
-    values.push(handOver?.destinations ?? [], handOver?.lease ?? null, handOver?.until ?? null);
+    values.push(handOver && offered(entries, handOver), handOver?.lease ?? null, handOver?.until ?? null);
     const inserted = sendIn<{ operation_key: string }>(tx, { name: 'outbox_insert', text: INSERT_OUTBOX, values })
       .then((rows) => rows.map((r) => r.operation_key))
       .finally(() => spans?.forEach((span) => span.end()));
@@ -126,4 +126,20 @@ export class OutboxWriter {
       this.tracing.startSpan('outbox.write', { attributes: { 'outbox.entries': n } }, this.tracing.continueFrom(traceparent)),
     );
   }
+}
+
+/**
+ * Which entries the relay may take at once: its destination admitted, and no entry of the same
+ * aggregate and destination before it in this write (that one goes first; INSERT_OUTBOX checks the table).
+ */
+function offered(entries: OutboxWrite[], handOver: HandOver): boolean[] {
+  const first = new Set<string>();
+  return entries.map((e) => {
+    if (!handOver.destinations.includes(e.destination)) return false;
+    if (e.aggregate === undefined) return true;
+    const key = `${e.tenantId}\0${e.aggregate}\0${e.destination}`;
+    if (first.has(key)) return false;
+    first.add(key);
+    return true;
+  });
 }

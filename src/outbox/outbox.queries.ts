@@ -127,21 +127,25 @@ export const RECORD_OUTCOMES = `
 /**
  * The writer's insert, run in the caller's transaction. The operation key is the
  * uniqueness boundary of the business effect: a second event for the same change
- * inserts nothing. Multi-row: $1..$4 and $6..$8 are parallel arrays, $5 one JSON array
+ * inserts nothing. Multi-row: $1..$4 and $6..$9 are parallel arrays, $5 one JSON array
  * of the payloads (in a jsonb[] literal the driver would escape every quote of
  * every payload, and the server unescape it). $8, the trace contexts, is NULL when
- * tracing is off: ROWS FROM pads a shorter (here empty) function with NULLs.
+ * tracing is off, and so is $9 without a hand-over: ROWS FROM pads a shorter (here
+ * empty) function with NULLs.
  * An entry with an aggregate ($7) takes the next sequence numbers of it, in array
  * order (index outbox_aggregate). The caller holds the aggregate's lock (the order
  * row), so the numbers follow the order of the changes; a writer without it that
  * races another fails on the unique index instead of taking the same number.
  * A skipped duplicate leaves a gap, which is harmless: only the order counts.
  *
- * Hand-over: an entry for one of the destinations $9 is committed already claimed
- * (`delivering`, first attempt) under the local relay's lease $10 until $11, as the
- * claim would leave it, unless an entry of its aggregate and destination is ahead of
- * it (not `delivered`, in the table or earlier in this insert): that one the claim
- * holds back, so it stays `pending` for it. $9 empty: every entry is `pending`.
+ * Hand-over: an entry the writer offers ($9: its destination admitted at once, and
+ * no entry of its aggregate and destination before it in this insert) is committed
+ * already claimed (`delivering`, first attempt) under the local relay's lease $10
+ * until $11, as the claim would leave it, unless an entry of its aggregate and
+ * destination not yet `delivered` is in the table: that one the claim holds back, so
+ * it stays `pending` for it. The probe is a scalar sub-select, one index probe per
+ * offered row (an EXISTS may be planned as one scan of the whole table), and runs
+ * only for those.
  */
 export const INSERT_OUTBOX = `
   INSERT INTO outbox (operation_key, destination, operation_type, tenant_id, payload, source_event_id, aggregate, aggregate_seq, trace_context,
@@ -150,22 +154,19 @@ export const INSERT_OUTBOX = `
          CASE WHEN h.handed THEN 'delivering' ELSE 'pending' END, h.handed::int,
          CASE WHEN h.handed THEN $10 END, CASE WHEN h.handed THEN $11::timestamptz END
     FROM (
-      SELECT v.*,
+      SELECT v.operation_key, v.destination, v.operation_type, v.tenant_id, v.payload, v.source_event_id, v.aggregate, v.trace_context,
              CASE WHEN v.aggregate IS NOT NULL THEN
-               coalesce(a.last_seq, 0) + row_number() OVER (PARTITION BY v.tenant_id, v.aggregate ORDER BY v.n)
+               coalesce((SELECT max(e.aggregate_seq) FROM outbox e WHERE e.tenant_id = v.tenant_id AND e.aggregate = v.aggregate), 0)
+               + row_number() OVER (PARTITION BY v.tenant_id, v.aggregate ORDER BY v.n)
              END AS aggregate_seq,
-             v.destination = ANY($9::text[]) AND (v.aggregate IS NULL OR (
-               NOT coalesce(a.ahead, false) AND row_number() OVER (PARTITION BY v.tenant_id, v.aggregate, v.destination ORDER BY v.n) = 1
-             )) AS handed
+             coalesce(v.offered, false) AND (v.aggregate IS NULL OR (
+               SELECT 1 FROM outbox e
+                WHERE e.tenant_id = v.tenant_id AND e.aggregate = v.aggregate
+                  AND e.destination = v.destination AND e.status <> 'delivered' LIMIT 1) IS NULL) AS handed
         FROM ROWS FROM (unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), unnest($4::text[]),
-                        jsonb_array_elements($5::jsonb), unnest($6::bigint[]), unnest($7::text[]), unnest($8::text[])) WITH ORDINALITY
-          AS v(operation_key, destination, operation_type, tenant_id, payload, source_event_id, aggregate, trace_context, n)
-        -- The aggregate's entries so far, one probe of index outbox_aggregate per row (a join, so never one scan of the whole table).
-        LEFT JOIN LATERAL (
-          SELECT max(e.aggregate_seq) AS last_seq, bool_or(e.destination = v.destination AND e.status <> 'delivered') AS ahead
-            FROM outbox e
-           WHERE e.tenant_id = v.tenant_id AND e.aggregate = v.aggregate
-        ) a ON v.aggregate IS NOT NULL
+                        jsonb_array_elements($5::jsonb), unnest($6::bigint[]), unnest($7::text[]), unnest($8::text[]),
+                        unnest($9::boolean[])) WITH ORDINALITY
+          AS v(operation_key, destination, operation_type, tenant_id, payload, source_event_id, aggregate, trace_context, offered, n)
     ) h
   ON CONFLICT (operation_key) DO NOTHING
   RETURNING operation_key`;

@@ -137,6 +137,31 @@ describe('outbox: entries handed over to the relay of the instance that writes t
     expect(sent).toEqual([paid('h3'), refunded('h3')]);
   });
 
+  it('of two operations of one order written together, only the first is handed over; the ERP gets them in order', async () => {
+    const at = { paymentId: 'pi_h7', occurredAt: '2026-12-01T10:00:00.000Z', sourceEventId: '1' };
+    const handedOver = jest.spyOn(relay(scheduled), 'handedOver');
+    try {
+      await transactionWithAfterCommit(scheduled.app.get(DataSource), (tx) =>
+        scheduled.app.get(OutboxWriter).write(tx, [...effectsOf(order('h7'), 'paid', at), ...effectsOf(order('h7'), 'refunded', at)]),
+      );
+      await waitFor('the hand-over', async () => handedOver.mock.calls.length === 1);
+      const keys = handedOver.mock.calls[0][1].map((e) => e.operationKey).sort();
+      expect(keys).toContain(paid('h7'));
+      expect(keys).not.toContain(refunded('h7'));
+    } finally {
+      handedOver.mockRestore();
+    }
+    await waitFor('the paid operation delivered', async () => (await rows([paid('h7')]))[0].status === 'delivered');
+    other.clock.advance(HOLD_RECHECK_MS);
+    try {
+      await relay(other).runOnce();
+    } finally {
+      other.clock.offsetMs = 0;
+    }
+    await waitFor('the refund delivered', async () => (await rows([refunded('h7')]))[0].status === 'delivered');
+    expect(erp.posts().map((r) => r.key).filter((k) => k?.endsWith(':h7'))).toEqual([paid('h7'), refunded('h7')]);
+  });
+
   it('a destination whose shared state does not admit it at once (circuit open) gets its entries pending; the others are handed over', async () => {
     await db.query(`UPDATE outbox_destinations SET circuit = 'open', retry_at = now() + interval '1 hour', version = version + 1 WHERE destination = 'erp'`);
     await relay(scheduled).runOnce(); // a round reads the shared state
