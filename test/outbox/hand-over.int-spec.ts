@@ -1,13 +1,13 @@
 import { DataSource, EntityManager } from 'typeorm';
 import { transactionWithAfterCommit } from '../../src/database/transaction';
 import { effectsOf } from '../../src/orders/order-effects';
-import { Order } from '../../src/orders/orders.types';
 import { OutboxRelay } from '../../src/outbox/outbox-relay';
 import { HOLD_RECHECK_MS, OutboxRepository } from '../../src/outbox/outbox.repository';
 import { OutboxWriter } from '../../src/outbox/outbox-writer';
 import { FakeDestination, startFakeEmail, startFakeErp } from '../support/fake-destinations';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { startTestApp, TestApp } from '../support/test-app';
+import { paidOrder as order } from './outbox-rows';
 import { waitFor } from '../support/wait-for';
 
 const LEASE_MS = 5_000;
@@ -47,19 +47,6 @@ describe('outbox: entries handed over to the relay of the instance that writes t
 
   const relay = (t: TestApp) => t.app.get(OutboxRelay);
 
-  const order = (id: string): Order => ({
-    tenantId: 'acme',
-    id,
-    status: 'paid',
-    providerPaymentId: `pi_${id}`,
-    totalMinor: 4200,
-    currency: 'eur',
-    customerEmail: `buyer-${id}@example.com`,
-    lastPaymentError: null,
-    createdAt: new Date(),
-    updatedAt: new Date(),
-  });
-
   const paid = (o: string) => `erp:order-paid:acme:${o}`;
   const refunded = (o: string) => `erp:order-refunded:acme:${o}`;
   const receipt = (o: string) => `email:receipt:acme:${o}`;
@@ -71,6 +58,16 @@ describe('outbox: entries handed over to the relay of the instance that writes t
       await t.app.get(OutboxWriter).write(tx, effects);
       await more?.(tx);
     });
+  }
+
+  /** The next poll, on `other`: a claim that raced a delivery's record may have held its successor back for HOLD_RECHECK_MS. */
+  async function pollPastHold(): Promise<void> {
+    other.clock.advance(HOLD_RECHECK_MS);
+    try {
+      await relay(other).runOnce();
+    } finally {
+      other.clock.offsetMs = 0;
+    }
   }
 
   const rows = (keys: string[]) =>
@@ -125,13 +122,7 @@ describe('outbox: entries handed over to the relay of the instance that writes t
     expect(refund).toMatchObject({ status: 'pending', attempts: 0, locked_by: null });
     erp.release(200);
     await waitFor('the paid operation delivered', async () => (await rows([paid('h3')]))[0].status === 'delivered');
-    // The next poll; a claim that raced the delivery's record may have held the refund back for HOLD_RECHECK_MS.
-    other.clock.advance(HOLD_RECHECK_MS);
-    try {
-      await relay(other).runOnce();
-    } finally {
-      other.clock.offsetMs = 0;
-    }
+    await pollPastHold();
     await waitFor('both ERP operations delivered', async () => (await rows([paid('h3'), refunded('h3')])).every((r) => r.status === 'delivered'));
     const sent = erp.posts().map((r) => r.key).filter((k) => k?.endsWith(':h3'));
     expect(sent).toEqual([paid('h3'), refunded('h3')]);
@@ -152,12 +143,7 @@ describe('outbox: entries handed over to the relay of the instance that writes t
       handedOver.mockRestore();
     }
     await waitFor('the paid operation delivered', async () => (await rows([paid('h7')]))[0].status === 'delivered');
-    other.clock.advance(HOLD_RECHECK_MS);
-    try {
-      await relay(other).runOnce();
-    } finally {
-      other.clock.offsetMs = 0;
-    }
+    await pollPastHold();
     await waitFor('the refund delivered', async () => (await rows([refunded('h7')]))[0].status === 'delivered');
     expect(erp.posts().map((r) => r.key).filter((k) => k?.endsWith(':h7'))).toEqual([paid('h7'), refunded('h7')]);
   });

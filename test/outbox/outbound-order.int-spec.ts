@@ -2,13 +2,12 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { transactionWithAfterCommit } from '../../src/database/transaction';
 import { effectsOf } from '../../src/orders/order-effects';
-import { Order } from '../../src/orders/orders.types';
 import { OutboxRelay } from '../../src/outbox/outbox-relay';
 import { OutboxWriter } from '../../src/outbox/outbox-writer';
 import { FakeDestination, startFakeEmail, startFakeErp } from '../support/fake-destinations';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { OPERATOR_TOKEN, startTestApp, TestApp } from '../support/test-app';
-import { insertErpRow, outboxRow } from './outbox-rows';
+import { insertErpRow, outboxRow, paidOrder as order } from './outbox-rows';
 
 const RETRY_MS = 1000;
 const op = { Authorization: `Bearer ${OPERATOR_TOKEN}` };
@@ -49,19 +48,6 @@ describe('outbound order: each destination receives an order operations in the o
     await db.query('DELETE FROM outbox_destinations');
     erp.reset();
     email.reset();
-  });
-
-  const order = (id: string): Order => ({
-    tenantId: 'acme',
-    id,
-    status: 'paid',
-    providerPaymentId: `pi_${id}`,
-    totalMinor: 4200,
-    currency: 'eur',
-    customerEmail: `buyer-${id}@example.com`,
-    lastPaymentError: null,
-    createdAt: new Date(),
-    updatedAt: new Date(),
   });
 
   /** The business transaction's write, through the real writer (the order's row lock is the caller's; here one writer at a time). */

@@ -1,4 +1,21 @@
+import { Order } from '../../src/orders/orders.types';
 import { TestDatabase } from '../support/test-database';
+
+/** An order of tenant `acme` as a business transaction sees it after its payment: what the writer's effects are built from. */
+export function paidOrder(id: string): Order {
+  return {
+    tenantId: 'acme',
+    id,
+    status: 'paid',
+    providerPaymentId: `pi_${id}`,
+    totalMinor: 4200,
+    currency: 'eur',
+    customerEmail: `buyer-${id}@example.com`,
+    lastPaymentError: null,
+    createdAt: new Date(),
+    updatedAt: new Date(),
+  };
+}
 
 /** Inserts an outbox row as the business transaction would (tests of the relay alone). */
 export async function insertErpRow(db: TestDatabase, orderId: string, tenantId = 'acme'): Promise<string> {
