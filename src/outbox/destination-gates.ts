@@ -47,16 +47,18 @@ export class DestinationGates {
   }
 
   /**
-   * The destinations a round would admit in full without writing their row (circuit closed, no
-   * pause, no rate limit), as this instance last read or wrote it: entries for them may skip the
-   * claim (hand-over, see OutboxRelay). The row is read again by every claim round (at least
-   * every poll), and this instance's own answers update it at once.
+   * The destinations a round would admit in full without writing their row (circuit closed with
+   * no failure counted, no pause, no rate limit), as this instance last read or wrote it: entries
+   * for them may skip the claim (hand-over, see OutboxRelay). Once a destination has failed, its
+   * entries go through the claim until it answers again, so an outage is met by the circuit, not
+   * by concurrent handed-over rounds. The row is read again by every claim round (at least every
+   * poll), and this instance's own answers update it at once.
    */
   unhindered(now: Date, probeLeaseMs: number): string[] {
     const names: string[] = [];
     for (const [name, state] of this.known) {
       const settings = this.destinations.get(name)?.settings;
-      if (!settings) continue;
+      if (!settings || state.failures > 0) continue;
       const a = admit(state, settings, now, 1, probeLeaseMs);
       if (a.grant === 1 && !a.probe && !a.next) names.push(name);
     }

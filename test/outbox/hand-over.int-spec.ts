@@ -163,6 +163,22 @@ describe('outbox: entries handed over to the relay of the instance that writes t
     await waitFor('the paid entry delivered once the circuit closes', async () => (await rows([paid('h4')]))[0].status === 'delivered');
   });
 
+  it('a destination that has failed (a down answer counted, circuit still closed) gets its entries pending until it answers again', async () => {
+    await db.query(`UPDATE outbox_destinations SET failures = 1, version = version + 1 WHERE destination = 'erp'`);
+    await relay(scheduled).runOnce(); // a round reads the shared state
+    const handedOver = jest.spyOn(relay(scheduled), 'handedOver');
+    try {
+      await transition(scheduled, 'h8', 'paid');
+      await waitFor('the hand-over', async () => handedOver.mock.calls.length === 1);
+      expect(handedOver.mock.calls[0][1].map((e) => e.operationKey)).toEqual([receipt('h8')]);
+    } finally {
+      handedOver.mockRestore();
+      await db.query(`UPDATE outbox_destinations SET failures = 0, version = version + 1 WHERE destination = 'erp'`);
+      await relay(scheduled).runOnce();
+    }
+    await waitFor('both delivered', async () => (await rows([paid('h8'), receipt('h8')])).every((r) => r.status === 'delivered'));
+  });
+
   it('if the instance dies between the commit and the sends, any relay takes the entries over once the lease expires, outcome unknown, and each is applied once', async () => {
     // As if the process died right after the commit: the handed-over entries are lost with it.
     const handedOver = jest.spyOn(relay(scheduled), 'handedOver').mockImplementation(() => undefined);
