@@ -96,6 +96,18 @@ function variants(): Variant[] {
   ];
 }
 
+/**
+ * --floor: beside the end-to-end run, the same SQL and exchanges with no application in between
+ * (bench/lib/e2e-floor.ts), alternating with the service in each pass: what this design costs here.
+ */
+const FLOOR: Variant = {
+  label: 'floor: the same statements and exchanges, no application',
+  env: { STRIPE_SECRET: BENCH_STRIPE_SECRET },
+  mainJs: join(__dirname, 'lib', 'e2e-floor.ts'),
+};
+const withFloor = process.argv.includes('--floor');
+const FLOOR_MERGED: Variant = { ...FLOOR, label: 'floor, accepted in the business transaction', env: { ...FLOOR.env, FLOOR_MERGED: '1' } };
+
 const labelled = (stage: string, variant: Variant) => (variant.label ? `${stage} [${variant.label}]` : stage);
 
 /** Per variant: its value over the "tracing off" one of the same round. */
@@ -528,7 +540,7 @@ async function relayRun(server: BenchServer, mode: RelayMode, variant: Variant):
  * first and is reported apart: a freshly started service opens its pool and
  * compiles its hot paths during its first seconds.
  */
-async function endToEnd(server: BenchServer, variant: Variant = OFF): Promise<{ p50: number; serviceUs: number }> {
+async function endToEnd(server: BenchServer, variant: Variant = OFF): Promise<{ p50: number; serviceUs: number; totalUs: number }> {
   const rate = Number(process.argv.find((a) => a.startsWith('--e2e-rate='))?.slice('--e2e-rate='.length) ?? 300);
   const warmup = rate * E2E_WARMUP_SECONDS;
   // Longer runs (--e2e-seconds=60) narrow the spread of the CPU per event when comparing close builds.
@@ -568,13 +580,23 @@ async function endToEnd(server: BenchServer, variant: Variant = OFF): Promise<{ 
     const writes = `the whole machine busy ${machine} us per event (/proc/stat); writes per event: service ${round((service.writes() - writesBefore.service) / count, 1)}, PostgreSQL ${round((postgresWrites() - writesBefore.postgres) / count, 1)}`;
     const bench = process.cpuUsage(cpuBefore.bench);
     const serviceUs = perEventUs(service.cpuMs() - cpuBefore.service);
-    const cpu =
-      `CPU per event: service ${serviceUs} us, PostgreSQL ${perEventUs(postgresCpuMs() - cpuBefore.postgres)} us, ` +
-      `load generator and sink ${round((bench.user + bench.system) / count, 0)} us; ${writes}`;
+    const postgresUs = perEventUs(postgresCpuMs() - cpuBefore.postgres);
+    const benchUs = round((bench.user + bench.system) / count, 0);
+    const totalUs = serviceUs + postgresUs + benchUs;
+    const cpu = `CPU per event: service ${serviceUs} us, PostgreSQL ${postgresUs} us, load generator and sink ${benchUs} us; ${writes}`;
     await pool.close();
     const { p50, p99 } = summarize(measured.latencies);
     const ack = summarize(measured.ackLatencies);
     const hops = await hopLatencies(db.url, warmup);
+    // What the database says was done, beside what the sink saw (the floor runs the same statements).
+    const settled = await withClient(db.url, async (c) => {
+      const { rows: [r] } = await c.query(
+        `SELECT (SELECT count(*) FROM webhook_inbox WHERE status = 'done') AS done,
+                (SELECT count(*) FROM outbox WHERE status = 'delivered') AS delivered, (SELECT count(*) FROM outbox) AS entries,
+                (SELECT count(*) FROM orders WHERE status = 'paid') AS paid`,
+      );
+      return `in the database: ${r.done} events done, ${r.paid} orders paid, ${r.delivered}/${r.entries} outbox entries delivered`;
+    });
     const refused = [...cold.refused, ...measured.refused];
     rows.push({
       stage: labelled(`end to end: accept -> ERP at ${rate} events/s (all roles, one instance)`, variant),
@@ -583,12 +605,12 @@ async function endToEnd(server: BenchServer, variant: Variant = OFF): Promise<{ 
       statements: await statements.top(db.url, count, 12),
       notes:
         `p99 ${p99} ms; ${measured.latencies.length}/${count} reached the ERP within 60 s${refused.length ? `; not accepted: ${refused.join(', ')}` : ''}; ` +
-        `p50/p99 of the hops: 200 received ${ack.p50}/${ack.p99} ms, inbox received -> done ${hops.worker}, outbox created -> delivered ${hops.relay}; ` +
+        `p50/p99 of the hops: 200 received ${ack.p50}/${ack.p99} ms, inbox received -> done ${hops.worker}, outbox created -> delivered ${hops.relay}; ${settled}; ` +
         `${cpu}; after a ${E2E_WARMUP_SECONDS} s warm-up of a fresh service, whose own p50/p99 were ${summarize(cold.latencies).p50}/${summarize(cold.latencies).p99} ms`,
     });
     const rss = service.peakRssMiB();
     rows.push({ stage: labelled('peak RSS of the service (end-to-end run)', variant), value: round(rss, 0), unit: 'MiB' });
-    return { p50, serviceUs };
+    return { p50, serviceUs, totalUs };
   } finally {
     await service.stop();
     await sink.stop();
@@ -887,12 +909,27 @@ async function main(): Promise<void> {
     if (wanted('e2e')) {
       const p50s = new Map<Variant, number>();
       const cpu = new Map<Variant, number>();
-      const passes = process.env.BENCH_BEFORE_MAIN && !tracingBench ? rounds : 1;
-      for (let pass = 0; pass < passes; pass++) for (const variant of pass % 2 ? [...variants()].reverse() : variants()) {
-        log(`end to end${variant.label ? ` [${variant.label}]` : ''}...`);
-        const { p50, serviceUs } = await endToEnd(server, variant);
-        p50s.set(variant, p50);
-        cpu.set(variant, serviceUs);
+      const totals = new Map<Variant, number>();
+      const passes = (process.env.BENCH_BEFORE_MAIN || withFloor) && !tracingBench ? rounds : 1;
+      const e2eVariants = [...variants(), ...(withFloor ? [FLOOR, FLOOR_MERGED] : [])];
+      // The service's own build (not the one before, not a floor) against each floor of the same pass.
+      const product = e2eVariants.find((v) => v.mainJs === undefined)!;
+      for (let pass = 0; pass < passes; pass++) {
+        for (const variant of pass % 2 ? [...e2eVariants].reverse() : e2eVariants) {
+          log(`end to end${variant.label ? ` [${variant.label}]` : ''}...`);
+          const { p50, serviceUs, totalUs } = await endToEnd(server, variant);
+          p50s.set(variant, p50);
+          cpu.set(variant, serviceUs);
+          totals.set(variant, totalUs);
+        }
+        for (const floor of withFloor ? [FLOOR, FLOOR_MERGED] : []) {
+          rows.push({
+            stage: `end to end CPU per event (service + PostgreSQL + load and sink): the service / ${floor.label.replace(/^floor/, 'the floor')}`,
+            value: round(totals.get(product)! / totals.get(floor)!, 2),
+            unit: 'x',
+            notes: `${totals.get(product)} / ${totals.get(floor)} us`,
+          });
+        }
       }
       pushTracingRatios('end to end service CPU per event', cpu);
       pushTracingRatios('end to end p50 latency', p50s);
