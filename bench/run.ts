@@ -105,7 +105,7 @@ const FLOOR: Variant = {
   env: { STRIPE_SECRET: BENCH_STRIPE_SECRET },
   mainJs: join(__dirname, 'lib', 'e2e-floor.ts'),
 };
-const withFloor = process.argv.includes('--floor');
+const withFloor = process.argv.includes('--floor') && !tracingBench;
 const FLOOR_MERGED: Variant = { ...FLOOR, label: 'floor, accepted in the business transaction', env: { ...FLOOR.env, FLOOR_MERGED: '1' } };
 
 const labelled = (stage: string, variant: Variant) => (variant.label ? `${stage} [${variant.label}]` : stage);
@@ -927,7 +927,7 @@ async function main(): Promise<void> {
             stage: `end to end CPU per event (service + PostgreSQL + load and sink): the service / ${floor.label.replace(/^floor/, 'the floor')}`,
             value: round(totals.get(product)! / totals.get(floor)!, 2),
             unit: 'x',
-            notes: `${totals.get(product)} / ${totals.get(floor)} us`,
+            notes: `${totals.get(product)} / ${totals.get(floor)} us; the service's process alone over the floor's: ${round(cpu.get(product)! / cpu.get(floor)!, 2)}x (${cpu.get(product)} / ${cpu.get(floor)} us)`,
           });
         }
       }
