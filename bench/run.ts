@@ -5,7 +5,8 @@
  * Throughput is reported as a ratio to a reference measured in the same round:
  * ingestion and relay to pgbench -M prepared inserting into a copy of the inbox
  * table, the worker drain and graphile-worker to the drain's own statements run
- * with no service in between (bench/lib/drain-bound.ts).
+ * with no service in between (bench/lib/drain-bound.ts); with --floor, end to end beside
+ * the same statements and exchanges run from a bare process (bench/lib/e2e-floor.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';

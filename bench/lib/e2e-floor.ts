@@ -13,6 +13,7 @@
  * Left out, so it is a floor: Nest and TypeORM, the acceptance's checks and metrics beyond the
  * signature, the handler's decision (every order is awaiting payment), destination gates,
  * leases per gap (one lease each for the worker and the relay), logs, retries and failures.
+ * Kept, because the product pays them on every event: its timeouts and its socket pools.
  *
  * Run as `node -r ts-node/register/transpile-only bench/lib/e2e-floor.ts` with DATABASE_URL,
  * PORT, ERP_URL and STRIPE_SECRET.
