@@ -9,7 +9,7 @@ import { AppConfig } from './config/app-config';
 import { Clock } from './common/clock';
 import { HttpExceptionFilter } from './common/http-exception.filter';
 import { Logger as PinoLogger } from 'nestjs-pino';
-import { pinoLoggerModule } from './observability/logging';
+import { pinoLoggerModule, requestLogger } from './observability/logging';
 import { setupOpenApi } from './openapi';
 import { consoleDir, consoleRouter } from './console/console-static';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
@@ -62,6 +62,8 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     setupOpenApi(app);
     mountWebhookRoute(app);
   }
+  // After the console's files, before Nest's routes (registered when the app starts): a line per API request.
+  if (pino) app.use(requestLogger(config));
   app.enableShutdownHooks();
   return app;
 }

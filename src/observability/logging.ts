@@ -1,8 +1,8 @@
-import { DynamicModule } from '@nestjs/common';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { LoggerModule } from 'nestjs-pino';
+import { DynamicModule, Module } from '@nestjs/common';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { Logger, PARAMS_PROVIDER_TOKEN, Params, PinoLogger } from 'nestjs-pino';
 import pino from 'pino';
-import type { Options } from 'pino-http';
+import { pinoHttp, type Options } from 'pino-http';
 import { AppConfig } from '../config/app-config';
 import { traceLogFields } from '../tracing/tracing';
 
@@ -30,8 +30,7 @@ export const REDACT_PATHS: string[] = [
 
 /**
  * pino-http options: JSON lines at config.logLevel, one short line per request
- * (method, path, status, duration: no headers, no query string, no body), and
- * log lines inside a request carry only its id.
+ * (method, path, status, duration and its id: no headers, no query string, no body).
  */
 export function pinoHttpOptions(config: Pick<AppConfig, 'logLevel' | 'tracing'>): Options {
   return {
@@ -66,11 +65,34 @@ export function serializeError(err: unknown): unknown {
  */
 let destination: ReturnType<typeof pino.destination> | undefined;
 
-/** The production logger: nestjs-pino over pino-http (tests pass their own LoggerService instead). */
+@Module({})
+class PinoLoggingModule {}
+
+/**
+ * The production logger: nestjs-pino's LoggerService (what Nest's Logger writes through) over one
+ * pino logger with these options. Not nestjs-pino's LoggerModule: its middleware runs every Nest
+ * request inside AsyncLocalStorage, so that lines logged while it runs carry the request's id, and
+ * on Node 20 the first such request turns on async hooks for the whole process, for good. Every
+ * promise, timer and socket of the webhook route, the worker and the relay then pays for them:
+ * 45 us of service CPU per event at 300 events/s, 8% per accepted request in bulk
+ * (docs/performance.md). Each request still gets its own line (requestLogger, below).
+ */
 export function pinoLoggerModule(config: Pick<AppConfig, 'logLevel' | 'tracing'>): DynamicModule {
+  const params: Params = { pinoHttp: [pinoHttpOptions(config), stdout()] };
+  return {
+    module: PinoLoggingModule,
+    global: true,
+    providers: [Logger, PinoLogger, { provide: PARAMS_PROVIDER_TOKEN, useValue: params }],
+    exports: [Logger, PinoLogger],
+  };
+}
+
+/** Express middleware: one pino-http line per request that reaches the Nest app (the webhook route never does). */
+export function requestLogger(config: Pick<AppConfig, 'logLevel' | 'tracing'>): RequestListener {
+  return pinoHttp(pinoHttpOptions(config), stdout());
+}
+
+function stdout(): ReturnType<typeof pino.destination> {
   destination ??= pino.destination({ dest: 1, sync: true });
-  return LoggerModule.forRoot({
-    // The webhook route (WebhookRoute) never reaches pino-http: it logs each outcome itself, with the event's ids.
-    pinoHttp: [pinoHttpOptions(config), destination],
-  });
+  return destination;
 }
