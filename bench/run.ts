@@ -912,7 +912,8 @@ async function main(): Promise<void> {
       const cpu = new Map<Variant, number>();
       const totals = new Map<Variant, number>();
       const passes = (process.env.BENCH_BEFORE_MAIN || withFloor) && !tracingBench ? rounds : 1;
-      const e2eVariants = [...variants(), ...(withFloor ? [FLOOR, FLOOR_MERGED] : [])];
+      const floors = withFloor ? [FLOOR, FLOOR_MERGED] : [];
+      const e2eVariants = [...variants(), ...floors];
       // The service's own build (not the one before, not a floor) against each floor of the same pass.
       const product = e2eVariants.find((v) => v.mainJs === undefined)!;
       for (let pass = 0; pass < passes; pass++) {
@@ -923,7 +924,7 @@ async function main(): Promise<void> {
           cpu.set(variant, serviceUs);
           totals.set(variant, totalUs);
         }
-        for (const floor of withFloor ? [FLOOR, FLOOR_MERGED] : []) {
+        for (const floor of floors) {
           rows.push({
             stage: `end to end CPU per event (service + PostgreSQL + load and sink): the service / ${floor.label.replace(/^floor/, 'the floor')}`,
             value: round(totals.get(product)! / totals.get(floor)!, 2),

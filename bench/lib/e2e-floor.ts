@@ -65,6 +65,18 @@ interface Accepted {
   res?: ServerResponse;
 }
 
+/** An outbox entry as HANDED_OUTBOX returns it (the columns the relay sends and records). */
+interface Handed {
+  id: string;
+  operation_key: string;
+  destination: string;
+  payload: Record<string, unknown>;
+  attempts: number;
+}
+
+/** One `value` per item of `list`: the statements' parallel arrays of a constant. */
+const each = <T>(list: readonly unknown[], value: T): T[] => list.map(() => value);
+
 /** Stripe's scheme: HMAC-SHA256 of `${t}.${body}`, compared in constant time, within 10 minutes. */
 function verified(header: string | undefined, body: Buffer): boolean {
   const parts = new Map((header ?? '').split(',').map((kv) => kv.split('=', 2) as [string, string]));
@@ -141,9 +153,9 @@ let transactions = 0;
 async function apply(events: Accepted[]): Promise<void> {
   const client = await db.connect();
   const relayLease = `floor-relay:${++transactions}`;
-  let handed: { id: string; operation_key: string; destination: string; payload: Record<string, unknown>; attempts: number }[];
+  let handed: Handed[];
   try {
-    const tenants = events.map(() => 'acme');
+    const tenants = each(events, 'acme');
     const orders = events.map((e) => e.order);
     const inserts = MERGED ? [{ name: `accept_${events.length}`, text: acceptMany(events.length), values: events.flatMap((e) => e.values!) }] : [];
     const [, ...first] = await pipelined(client, [{ text: 'BEGIN' }, ...inserts, { name: 'lock', text: LOCK_ORDERS, values: [tenants, orders] }]);
@@ -153,7 +165,6 @@ async function apply(events: Accepted[]): Promise<void> {
       for (const e of events) e.id = ids.get(e.values![1] as string)!;
     }
     const byId = new Map((locked as { id: string; customer_email: string }[]).map((o) => [o.id, o]));
-    const each = <T>(value: T) => events.map(() => value);
     const entries = events.flatMap((e) => {
       const erpKey = `erp:order-paid:acme:${e.order}`;
       return [
@@ -170,19 +181,20 @@ async function apply(events: Accepted[]): Promise<void> {
         text: TRANSITION_ORDERS,
         values: [
           tenants, orders, events.map((e) => e.payment), events.map((e) => e.amount), events.map((e) => e.currency),
-          each('awaiting_payment'), each('paid'), tenants, orders, events.map((e) => e.id), each('awaiting_payment'), each('paid'), events.length,
+          each(events, 'awaiting_payment'), each(events, 'paid'), tenants, orders, events.map((e) => e.id),
+          each(events, 'awaiting_payment'), each(events, 'paid'), events.length,
         ],
       },
       {
         name: 'outbox',
         text: INSERT_OUTBOX,
         values: [
-          entries.map((x) => x.key), entries.map((x) => x.destination), entries.map((x) => x.type), entries.map(() => 'acme'),
+          entries.map((x) => x.key), entries.map((x) => x.destination), entries.map((x) => x.type), each(entries, 'acme'),
           JSON.stringify(entries.map((x) => x.payload)), entries.map((x) => x.source), entries.map((x) => `order:${x.order}`), null,
-          entries.map(() => true), relayLease, new Date(now.getTime() + 30_000),
+          each(entries, true), relayLease, new Date(now.getTime() + 30_000),
         ],
       },
-      { name: 'finish', text: FINISH_MANY, values: [events.map((e) => e.id), each('done'), each(null), now, WORKER_LEASE] },
+      { name: 'finish', text: FINISH_MANY, values: [events.map((e) => e.id), each(events, 'done'), each(events, null), now, WORKER_LEASE] },
       { name: 'handed', text: HANDED_OUTBOX, values: [relayLease] },
       { text: 'COMMIT' },
     ]);
@@ -207,7 +219,7 @@ function failed(error: Error): never {
 
 // ---- The relay: the handed entries sent at once, their outcomes in one statement ----
 
-async function deliver(lease: string, entries: { id: string; operation_key: string; destination: string; payload: Record<string, unknown>; attempts: number }[]): Promise<void> {
+async function deliver(lease: string, entries: Handed[]): Promise<void> {
   const codes = await Promise.all(
     entries.map(async (entry) => {
       const controller = new AbortController();
@@ -228,13 +240,12 @@ async function deliver(lease: string, entries: { id: string; operation_key: stri
       }
     }),
   );
-  const each = <T>(value: T) => entries.map(() => value);
   const { rowCount } = await db.query({
     name: 'record',
     text: RECORD_OUTCOMES,
     values: [
-      entries.map((e) => e.id), entries.map((e) => e.attempts), each('delivered'), each(null), each(null), codes, each(false), lease, new Date(),
-      each(false), each(1), each(null), each(null),
+      entries.map((e) => e.id), entries.map((e) => e.attempts), each(entries, 'delivered'), each(entries, null), each(entries, null), codes,
+      each(entries, false), lease, new Date(), each(entries, false), each(entries, 1), each(entries, null), each(entries, null),
     ],
   });
   if (rowCount !== entries.length) throw new Error(`${entries.length - (rowCount ?? 0)} outcomes not recorded`);
