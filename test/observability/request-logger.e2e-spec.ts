@@ -1,12 +1,6 @@
-import { NestExpressApplication } from '@nestjs/platform-express';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import request from 'supertest';
-import { createApp } from '../../src/app.factory';
-import { loadConfig } from '../../src/config/load-config';
-import { OPERATOR_TOKEN } from '../support/test-app';
+import { OPERATOR_TOKEN, startTestApp } from '../support/test-app';
 import { TestDatabase, useTestDatabase } from '../support/test-database';
 
 /**
@@ -20,32 +14,20 @@ describe('production logger', () => {
   useTestDatabase((created) => (db = created));
 
   it('serves Nest requests without entering an AsyncLocalStorage (tracing off)', async () => {
-    const endpointsFile = join(mkdtempSync(join(tmpdir(), 'wi-logger-')), 'endpoints.json');
-    writeFileSync(endpointsFile, JSON.stringify({ endpoints: [] }));
-    const config = loadConfig({
-      NODE_ENV: 'test',
-      DATABASE_URL: db.url,
-      WEBHOOK_ENDPOINTS_FILE: endpointsFile,
-      // Request lines are info: none reach the test's output.
-      LOG_LEVEL: 'warn',
-      ADMIN_TOKENS: `ops:operator:${OPERATOR_TOKEN}`,
-      ROLES: 'api',
-    });
-    const app: NestExpressApplication = await createApp(config, { logger: 'pino' });
-    await app.listen(0, '127.0.0.1');
+    // LOG_LEVEL warn (the test app's): request lines are info, none reach the test's output.
+    const t = await startTestApp({ databaseUrl: db.url, logger: 'pino' });
     const run = jest.spyOn(AsyncLocalStorage.prototype, 'run');
     const enterWith = jest.spyOn(AsyncLocalStorage.prototype, 'enterWith');
     try {
-      const server = app.getHttpServer();
-      expect((await request(server).get('/health/live')).status).toBe(200);
-      expect((await request(server).get('/admin/inbox').set({ Authorization: `Bearer ${OPERATOR_TOKEN}` })).status).toBe(200);
-      expect((await request(server).get('/admin/inbox')).status).toBe(401);
+      expect((await request(t.url).get('/health/live')).status).toBe(200);
+      expect((await request(t.url).get('/admin/inbox').set({ Authorization: `Bearer ${OPERATOR_TOKEN}` })).status).toBe(200);
+      expect((await request(t.url).get('/admin/inbox')).status).toBe(401);
       expect(run).not.toHaveBeenCalled();
       expect(enterWith).not.toHaveBeenCalled();
     } finally {
       run.mockRestore();
       enterWith.mockRestore();
-      await app.close();
+      await t.close();
     }
   });
 });

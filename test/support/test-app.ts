@@ -35,6 +35,8 @@ export interface TestAppOptions {
   clock?: FakeClock;
   /** Tracing on, every finished span handed to this exporter (e.g. an InMemorySpanExporter). */
   spanExporter?: SpanExporter;
+  /** 'pino': the production logger (JSON lines on stdout) instead of the capturing one, whose `logs` then stay empty. */
+  logger?: 'pino';
 }
 
 /** Writes an endpoints file and starts the real application on a free port. */
@@ -54,7 +56,7 @@ export async function startTestApp(options: TestAppOptions): Promise<TestApp> {
   });
   const logs = new CapturingLogger();
   const clock = options.clock ?? new FakeClock();
-  const app = await createApp(config, { logger: logs, imports: options.imports, clock, spanExporter: options.spanExporter });
+  const app = await createApp(config, { logger: options.logger ?? logs, imports: options.imports, clock, spanExporter: options.spanExporter });
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
   return {
