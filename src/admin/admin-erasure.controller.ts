@@ -19,11 +19,11 @@ export class AdminErasureController {
   @Roles('operator')
   @ApiOperation({
     summary:
-      "Erase one customer's personal data, by e-mail address or by order: orders' address blanked, e-mail operations' recipient blanked (unsent ones dead), payloads mentioning them purged; identities and digests kept",
+      "Erase one customer's personal data, by e-mail address or by order: orders' address blanked, e-mail operations' recipient blanked (unsent ones dead), settled events' payloads mentioning them purged, open events' payloads redacted (the address replaced, the work kept); identities and digests kept. Payloads this instance cannot open are listed in `unreadable` (run again once they open). `dryRun: true` changes nothing and answers what would change",
   })
   @ApiZodBody(erasureBody)
   erase(@CurrentAdmin() who: AdminPrincipal, @Body() body: unknown) {
-    const { reason, email, tenantId, orderId } = parseOr400(erasureBody, body, 'invalid_body', BODY_REASONS);
-    return this.erasure.erase(email !== undefined ? { email } : { tenantId: tenantId!, orderId: orderId! }, { actor: who, reason });
+    const { reason, email, tenantId, orderId, dryRun } = parseOr400(erasureBody, body, 'invalid_body', BODY_REASONS);
+    return this.erasure.erase(email !== undefined ? { email } : { tenantId: tenantId!, orderId: orderId! }, { actor: who, reason }, dryRun ?? false);
   }
 }

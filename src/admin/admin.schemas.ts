@@ -78,7 +78,7 @@ export const createOrderBody = z
 
 /** POST /admin/erasure: one customer by e-mail address, or one order. */
 export const erasureBody = z
-  .object({ email: z.email().max(320).optional(), tenantId: label.optional(), orderId: label.optional(), reason })
+  .object({ email: z.email().max(320).optional(), tenantId: label.optional(), orderId: label.optional(), reason, dryRun: z.boolean().optional() })
   .strict()
   .refine((b) => (b.email !== undefined) !== (b.tenantId !== undefined && b.orderId !== undefined) && (b.tenantId === undefined) === (b.orderId === undefined), {
     message: 'either email, or tenantId and orderId',

@@ -13,8 +13,8 @@ const USAGE = `Usage: npm run cli -- <command> [options]
   reconciliation                                     per endpoint: cursor, last success, recent runs
   reconcile [--endpoint <id>] [--from <ISO>] [--to <ISO>] [--dry-run] --reason <why>
                                                      request a reconciliation run (a maintenance instance runs it)
-  erase --email <address> --reason <why>             erase one customer's personal data (operator token)
-  erase --order <tenant>/<orderId> --reason <why>
+  erase --email <address> --reason <why> [--dry-run] erase one customer's personal data (operator token)
+  erase --order <tenant>/<orderId> --reason <why> [--dry-run]
 
 Common: --url <base URL> (default http://localhost:$PORT or 3000), --token <admin token> (default $ADMIN_TOKEN)`;
 
@@ -118,10 +118,11 @@ function stripeEvent(id: string, type: string, flags: Flags): object {
 function erasureBody(flags: Flags): object {
   const reason = flags.reason;
   if (typeof reason !== 'string' || !reason.trim()) throw new Error('erase needs --reason');
-  if (typeof flags.email === 'string') return { email: flags.email, reason };
+  const dryRun = flags['dry-run'] === true ? { dryRun: true } : {};
+  if (typeof flags.email === 'string') return { email: flags.email, reason, ...dryRun };
   const order = typeof flags.order === 'string' ? /^([^/]+)\/(.+)$/.exec(flags.order) : null;
   if (!order) throw new Error('erase needs --email <address> or --order <tenant>/<orderId>');
-  return { tenantId: order[1], orderId: order[2], reason };
+  return { tenantId: order[1], orderId: order[2], reason, ...dryRun };
 }
 
 function replayRequest([id]: string[], flags: Flags): [string, object] {

@@ -110,20 +110,43 @@ export const ATTEMPTS_OF_EVENT = `
 
 // ---- Erasure (an operator's use case in the orders module) ----
 
-/** Purges the payloads of rows $1 (clear or sealed); identity, digest and status stay, so dedup holds. */
-export const ERASE_PAYLOADS = `
-  UPDATE webhook_inbox SET payload = NULL, payload_sealed = NULL, payload_key_id = NULL
-   WHERE id = ANY($1::bigint[]) AND ${PAYLOAD_STORED}
-  RETURNING id`;
+/** Settled rows, whose payload only an operator's replay or read still needs: an erasure may purge it. */
+export const ERASABLE_STATUSES = `('done', 'ignored')`;
 
 /**
  * One erasure scan batch: up to $2 stored payloads after id $1 (primary key order),
- * of the tenants $3 (NULL: every tenant). Read without locks: the purge that follows
- * locks what it changes.
+ * of the tenants $3 (NULL: every tenant). Read without locks: the change that follows
+ * locks the rows and decides again from their status then.
  */
 export const ERASURE_SCAN = `
-  SELECT id, tenant_id, source_scope, event_id, payload::text AS payload_text, payload_sealed, payload_key_id
+  SELECT id, tenant_id, status, source_scope, event_id, payload::text AS payload_text, payload_sealed, payload_key_id
     FROM webhook_inbox
    WHERE ${PAYLOAD_STORED} AND id > $1 AND ($3::text[] IS NULL OR tenant_id = ANY($3::text[]))
    ORDER BY id
    LIMIT $2`;
+
+/** The rows $1 an erasure changes, locked in key order, with what deciding purge or redaction needs. */
+export const ERASURE_LOCK = `
+  SELECT id, tenant_id, status, source_scope, event_id, payload::text AS payload_text, payload_sealed, payload_key_id
+    FROM webhook_inbox
+   WHERE id = ANY($1::bigint[]) AND ${PAYLOAD_STORED}
+   ORDER BY id
+     FOR UPDATE`;
+
+/**
+ * Purges the payloads of the settled rows $1 (clear or sealed); identity, digest and
+ * status stay, so dedup holds. Open rows are never purged here, whatever the caller
+ * passed: their payload is work still to do.
+ */
+export const ERASE_PAYLOADS = `
+  UPDATE webhook_inbox SET payload = NULL, payload_sealed = NULL, payload_key_id = NULL
+   WHERE id = ANY($1::bigint[]) AND ${PAYLOAD_STORED} AND status IN ${ERASABLE_STATUSES}
+  RETURNING id`;
+
+/** Stores redacted payloads of rows $1: clear ($2) or sealed ($3 under key $4), as the row's form was. */
+export const REDACT_PAYLOADS = `
+  UPDATE webhook_inbox w
+     SET payload = v.clear::jsonb, payload_sealed = v.sealed, payload_key_id = v.key_id
+    FROM unnest($1::bigint[], $2::text[], $3::bytea[], $4::text[]) AS v(id, clear, sealed, key_id)
+   WHERE w.id = v.id AND ${PAYLOAD_STORED}
+  RETURNING w.id`;

@@ -18,12 +18,15 @@ import {
   ADMIN_ACTIVITY_BY_ENDPOINT,
   ATTEMPTS_OF_EVENT,
   ERASE_PAYLOADS,
+  ERASURE_LOCK,
   ERASURE_SCAN,
+  REDACT_PAYLOADS,
 } from './inbox-admin.queries';
 import { PAYLOAD_STORED } from './inbox.queries';
-import { InboxPayloads } from './inbox-payloads';
+import { InboxPayloads, StoredPayload } from './inbox-payloads';
 import { ReplayCandidate } from './acceptance';
 import { IdentityRow } from './inbox.repository';
+import { PayloadErasure, PayloadEraser, UnreadablePayload } from './inbox.types';
 import { InboxActivity, InboxAttempt, InboxBacklog, InboxEventView, InboxFilter, InboxStats, InboxStatus, InboxStatusChange, SourceFacts } from './inbox.types';
 
 /** The operators' `webhook_inbox` SQL: lists, repairs, backlog and stats (never on the worker's path). */
@@ -138,35 +141,85 @@ export class InboxAdminRepository {
     return rows.map((r) => ({ id: String(r.id), before: r.before, beforeReason: r.before_reason, after: 'pending' as const }));
   }
 
-  /** Erasure, in the caller's transaction: purges the payloads of `ids`; returns how many held one. */
-  async erasePayloads(tx: EntityManager, ids: string[]): Promise<number> {
-    if (ids.length === 0) return 0;
-    const [rows]: [{ id: string }[], number] = await tx.query(ERASE_PAYLOADS, [ids]);
-    return rows.length;
-  }
-
   /**
-   * One batch of the erasure scan: stored payloads after `afterId` (of `tenants`, or all),
-   * opened in memory and tested with `matches`; the plaintext leaves this method only as
-   * the verdict. Returns the matching ids and the last id looked at (null: the end).
+   * One batch of the erasure scan: stored payloads after `afterId` (of `tenants`, or
+   * all), opened in memory and tested with `eraser`; the plaintext leaves this method
+   * only as the verdict. A payload that does not open or walk is reported, never
+   * skipped in silence. `lastId` is the last id looked at (null: the end).
    */
-  async payloadsMatching(
-    matches: (tenantId: string, json: string) => boolean,
+  async scanForErasure(
+    eraser: PayloadEraser,
     tenants: string[] | null,
     afterId: string,
     limit: number,
-  ): Promise<{ ids: string[]; lastId: string | null }> {
-    const rows: (IdentityRow & { payload_text: string | null; payload_sealed: Buffer | null; payload_key_id: string | null })[] =
-      await this.dataSource.query(ERASURE_SCAN, [afterId, limit, tenants]);
-    const ids: string[] = [];
+  ): Promise<{ matched: { id: string; settled: boolean }[]; unreadable: UnreadablePayload[]; lastId: string | null }> {
+    const rows: ErasureRow[] = await this.dataSource.query(ERASURE_SCAN, [afterId, limit, tenants]);
+    const matched: { id: string; settled: boolean }[] = [];
+    const unreadable: UnreadablePayload[] = [];
     for (const row of rows) {
-      const text = row.payload_text ?? (() => {
-        const opened = this.payloads.openSealed(row);
-        return opened.ok ? (opened.payload as string) : null;
-      })();
-      if (text !== null && matches(row.tenant_id, text)) ids.push(String(row.id));
+      const verdict = this.tryOn(row, (payload) => eraser.matches({ tenantId: row.tenant_id, settled: isSettled(row), payload }));
+      if (!verdict.ok) unreadable.push(verdict.unreadable);
+      else if (verdict.value) matched.push({ id: String(row.id), settled: isSettled(row) });
     }
-    return { ids, lastId: rows.length > 0 ? String(rows[rows.length - 1].id) : null };
+    return { matched, unreadable, lastId: rows.length > 0 ? String(rows[rows.length - 1].id) : null };
+  }
+
+  /**
+   * Erasure, in the caller's transaction: locks the rows `ids` and decides from their
+   * status now. Settled rows lose their payload; open ones (pending, processing,
+   * quarantined) keep it with `eraser.redact` applied and stored in the row's form
+   * (re-sealed with the current key), so their work still runs.
+   */
+  async erasePayloads(tx: EntityManager, ids: string[], eraser: PayloadEraser): Promise<PayloadErasure> {
+    const result: PayloadErasure = { purged: [], redacted: [], unreadable: [] };
+    if (ids.length === 0) return result;
+    const rows: ErasureRow[] = await tx.query(ERASURE_LOCK, [ids]);
+    const settled: string[] = [];
+    const redacted: { id: string; stored: StoredPayload }[] = [];
+    for (const row of rows) {
+      if (isSettled(row)) {
+        settled.push(String(row.id));
+        continue;
+      }
+      const change = this.tryOn(row, (payload) => {
+        const { payload: after, replaced } = eraser.redact(payload);
+        if (replaced === 0) return undefined;
+        const json = JSON.stringify(after);
+        return row.payload_sealed === null ? { payload: json, payload_sealed: null, payload_key_id: null } : this.payloads.store(row.source_scope, row.event_id, json);
+      });
+      if (!change.ok) result.unreadable.push(change.unreadable);
+      else if (change.value) redacted.push({ id: String(row.id), stored: change.value });
+    }
+    if (settled.length > 0) {
+      const [purged]: [{ id: string }[], number] = await tx.query(ERASE_PAYLOADS, [settled]);
+      result.purged = purged.map((r) => String(r.id));
+    }
+    if (redacted.length > 0) {
+      const [changed]: [{ id: string }[], number] = await tx.query(REDACT_PAYLOADS, [
+        redacted.map((r) => r.id),
+        redacted.map((r) => r.stored.payload),
+        redacted.map((r) => r.stored.payload_sealed),
+        redacted.map((r) => r.stored.payload_key_id),
+      ]);
+      result.redacted = changed.map((r) => String(r.id));
+    }
+    return result;
+  }
+
+  /** Runs `use` on a row's parsed payload; a payload that does not open, parse or walk is reported instead. */
+  private tryOn<T>(row: ErasureRow, use: (payload: unknown) => T): { ok: true; value: T } | { ok: false; unreadable: UnreadablePayload } {
+    const unreadable = (reason: string) => ({ ok: false as const, unreadable: { id: String(row.id), keyId: row.payload_key_id, reason } });
+    let text = row.payload_text;
+    if (text === null) {
+      const opened = this.payloads.openSealed(row);
+      if (!opened.ok) return unreadable(opened.reason);
+      text = opened.payload as string;
+    }
+    try {
+      return { ok: true, value: use(JSON.parse(text)) };
+    } catch {
+      return unreadable('payload_unwalkable');
+    }
   }
 
   async backlog(): Promise<InboxBacklog> {
@@ -199,6 +252,21 @@ export class InboxAdminRepository {
       latency: { completed: latency[0].completed, p50: p?.[0] ?? null, p95: p?.[1] ?? null, p99: p?.[2] ?? null },
     };
   }
+}
+
+interface ErasureRow {
+  id: string;
+  tenant_id: string;
+  status: InboxStatus;
+  source_scope: string;
+  event_id: string;
+  payload_text: string | null;
+  payload_sealed: Buffer | null;
+  payload_key_id: string | null;
+}
+
+function isSettled(row: { status: InboxStatus }): boolean {
+  return row.status === 'done' || row.status === 'ignored';
 }
 
 interface CandidateRow {

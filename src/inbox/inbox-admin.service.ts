@@ -10,7 +10,7 @@ import { afterCommit, transactionWithAfterCommit } from '../database/transaction
 import { PgNotifications } from '../database/pg-notifications';
 import { ReplayRefusal, replayRefusal } from './acceptance';
 import { InboxAdminRepository } from './inbox-admin.repository';
-import { INBOX_CHANNEL, InboxActivity, InboxAttempt, InboxBacklog, InboxEventView, InboxFilter, InboxStats, InboxStatus, InboxStatusChange } from './inbox.types';
+import { INBOX_CHANNEL, InboxActivity, InboxAttempt, InboxBacklog, InboxEventView, InboxFilter, InboxStats, InboxStatus, InboxStatusChange, PayloadErasure, PayloadEraser, UnreadablePayload } from './inbox.types';
 
 /** Rows per bulk-replay transaction: bounded lock time and WAL per commit. */
 export const BULK_REPLAY_BATCH = 500;
@@ -225,19 +225,19 @@ export class InboxAdminService {
 
   // ---- Erasure: pieces of the orders module's use case (CustomerErasureService) ----
 
-  /** Purges the payloads of `ids` in the caller's transaction (identity and digest kept); returns how many held one. */
-  erasePayloads(tx: EntityManager, ids: string[]): Promise<number> {
-    return this.repository.erasePayloads(tx, ids);
+  /** Locks rows `ids` in the caller's transaction: settled ones purged, open ones redacted; see InboxAdminRepository. */
+  erasePayloads(tx: EntityManager, ids: string[], eraser: PayloadEraser): Promise<PayloadErasure> {
+    return this.repository.erasePayloads(tx, ids, eraser);
   }
 
-  /** One batch of stored payloads (decrypted in memory) tested with `matches`; see InboxAdminRepository. */
-  payloadsMatching(
-    matches: (tenantId: string, json: string) => boolean,
+  /** One batch of stored payloads (decrypted in memory) tested with `eraser`; see InboxAdminRepository. */
+  scanForErasure(
+    eraser: PayloadEraser,
     tenants: string[] | null,
     afterId: string,
     limit: number,
-  ): Promise<{ ids: string[]; lastId: string | null }> {
-    return this.repository.payloadsMatching(matches, tenants, afterId, limit);
+  ): Promise<{ matched: { id: string; settled: boolean }[]; unreadable: UnreadablePayload[]; lastId: string | null }> {
+    return this.repository.scanForErasure(eraser, tenants, afterId, limit);
   }
 }
 

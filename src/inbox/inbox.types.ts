@@ -185,3 +185,25 @@ export interface InboxAttempt {
   reason: string | null;
   error: string | null;
 }
+
+/** A stored payload an erasure could not check: its key is not in this instance's ring, it does not decrypt, or it does not parse or walk. */
+export interface UnreadablePayload {
+  id: string;
+  keyId: string | null;
+  reason: string;
+}
+
+/** What an erasure did to stored payloads: settled ones purged, open ones redacted, and those it could not read. */
+export interface PayloadErasure {
+  purged: string[];
+  redacted: string[];
+  unreadable: UnreadablePayload[];
+}
+
+/** The erasure's rules for payloads, from the module that knows what a customer's data looks like. */
+export interface PayloadEraser {
+  /** Whether the payload mentions the customer (settled rows: done, ignored; the others are open work). */
+  matches(row: { tenantId: string; settled: boolean; payload: unknown }): boolean;
+  /** The payload with the customer's data replaced (in place allowed), and how many values were. */
+  redact(payload: unknown): { payload: unknown; replaced: number };
+}

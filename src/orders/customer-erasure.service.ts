@@ -2,7 +2,9 @@ import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Actor, AuditService } from '../audit/audit.service';
 import { InboxAdminService } from '../inbox/inbox-admin.service';
+import { PayloadErasure, PayloadEraser, UnreadablePayload } from '../inbox/inbox.types';
 import { OutboxService } from '../outbox/outbox.service';
+import { CustomerMentions } from './customer-mentions';
 import { operationKeysOf } from './order-effects';
 import { OrdersRepository } from './orders.repository';
 
@@ -10,16 +12,40 @@ import { OrdersRepository } from './orders.repository';
 export type ErasureSubject = { email: string } | { tenantId: string; orderId: string };
 
 export interface ErasureResult {
+  /** True: nothing was changed; the counts say what would be. */
+  dryRun: boolean;
   orders: { tenantId: string; orderId: string }[];
   outboxEntries: number;
   recipientsBlanked: number;
+  /** Settled events (done, ignored) whose payload was removed. */
   payloadsPurged: number;
-  /** The audit row of the first transaction (orders, outbox, payloads behind them). */
+  /** Open events (pending, processing, quarantined) whose payload had the address replaced and was kept for their work. */
+  payloadsRedacted: number;
+  /** Payloads this instance could not check (a key it lacks, a broken seal, a payload it cannot walk): run again once they open. */
+  unreadable: UnreadablePayload[];
+  /** No stored payload was left unchecked. */
+  complete: boolean;
+  /** The audit row of the first transaction (of the dry run's record for a dry run). */
   auditId: string;
 }
 
-/** Stored payloads looked at per scan batch (each batch that matches is its own purge transaction). */
+/** Stored payloads looked at per scan batch (each batch that matches is its own transaction). */
 export const ERASURE_SCAN_BATCH = 1000;
+
+/** Unwinds a dry run's first transaction with what it would have done. */
+class DryRunRollback extends Error {
+  constructor(readonly outcome: FirstStep) {
+    super('dry run: rolled back');
+  }
+}
+
+interface FirstStep {
+  orders: { tenantId: string; orderId: string }[];
+  outbox: { entries: number; blanked: number };
+  payloads: PayloadErasure;
+  eraser: PayloadEraser;
+  auditId: string;
+}
 
 /**
  * Erases one customer's personal data at an operator's request (audited, with a reason):
@@ -27,11 +53,19 @@ export const ERASURE_SCAN_BATCH = 1000;
  * inbox payloads that mention them. Identities, digests, statuses, amounts and ids stay,
  * so a resent event is still a duplicate and the business record stays consistent.
  *
+ * A payload mentions the customer when one of its values is the address (whole, case
+ * aside) or, for a settled event, when it is the event of one of their orders. Settled
+ * events lose their payload; open ones (pending, processing, quarantined) keep it with
+ * the address replaced by '', so their payment still applies: an erasure never turns
+ * work into a `payload_missing` quarantine.
+ *
  * First one transaction: lock the orders, blank the address, blank the outbox recipients
- * (an unsent e-mail becomes `dead`, 'erased'), purge the payloads of the events that
+ * (an unsent e-mail becomes `dead`, 'erased'), erase the payloads of the events that
  * changed the orders, audit. Then a scan of the stored payloads (decrypted in memory, in
- * batches) for the address or the orders' ids, each batch that finds some purging them
- * in its own transaction with its own audit row. Running it again finds nothing more.
+ * batches), each batch that finds some erasing them in its own transaction with its own
+ * audit row. Payloads it cannot open are reported, and running it again once they open
+ * completes it. A dry run does the same reads, rolls the first transaction back, changes
+ * nothing and audits that it ran.
  */
 @Injectable()
 export class CustomerErasureService {
@@ -47,80 +81,129 @@ export class CustomerErasureService {
     private readonly audit: AuditService,
   ) {}
 
-  async erase(subject: ErasureSubject, by: { actor: Actor; reason: string }): Promise<ErasureResult> {
+  async erase(subject: ErasureSubject, by: { actor: Actor; reason: string }, dryRun = false): Promise<ErasureResult> {
     const target = 'email' in subject ? 'customer:by-email' : `order:${subject.tenantId}/${subject.orderId}`;
-    const first = await this.dataSource.transaction(async (tx) => {
-      const orders = await this.orders.lockForErasure(tx, subject);
-      await this.orders.eraseCustomerEmail(tx, orders);
-      const outbox = await this.outbox.eraseRecipients(tx, orders.flatMap((o) => operationKeysOf(o.tenantId, o.orderId)));
-      const purged = await this.inbox.erasePayloads(tx, outbox.sourceEventIds);
-      const details = {
-        orders: orders.map((o) => `${o.tenantId}/${o.orderId}`),
-        outboxEntries: outbox.entries,
-        recipientsBlanked: outbox.blanked,
-        payloadsPurged: purged,
-      };
-      // The address itself is never written to the audit log.
-      const auditId = await this.audit.record(tx, by.actor, { action: 'customer.erase', target, reason: by.reason, details });
-      return { orders, outbox, purged, auditId };
-    });
+    const first = await this.eraseOrders(subject, target, by, dryRun);
+    const tenants = 'email' in subject ? null : [subject.tenantId];
+    const scanned = await this.eraseMentions(first.eraser, tenants, target, by, dryRun);
 
-    const scanned = await this.purgeMentions(subject, first.orders, target, by);
+    const purged = new Set([...first.payloads.purged, ...scanned.purged]);
+    const redacted = new Set([...first.payloads.redacted, ...scanned.redacted]);
+    const unreadable = uniqueById([...first.payloads.unreadable, ...scanned.unreadable]);
+    const counts = { payloadsPurged: purged.size, payloadsRedacted: redacted.size, unreadable: unreadable.length };
+    let auditId = first.auditId;
+    if (dryRun || unreadable.length > 0) {
+      // Key ids and row ids only: what an operator needs to finish it later.
+      const recorded = await this.dataSource.transaction((tx) =>
+        this.audit.record(tx, by.actor, {
+          action: dryRun ? 'customer.erase_dry_run' : 'customer.erase_incomplete',
+          target,
+          reason: by.reason,
+          details: { orders: first.orders.map((o) => `${o.tenantId}/${o.orderId}`), ...counts, unreadable: unreadable.slice(0, 1000) },
+        }),
+      );
+      if (dryRun) auditId = recorded;
+    }
     const result: ErasureResult = {
+      dryRun,
       orders: first.orders,
       outboxEntries: first.outbox.entries,
       recipientsBlanked: first.outbox.blanked,
-      payloadsPurged: first.purged + scanned,
-      auditId: first.auditId,
+      payloadsPurged: purged.size,
+      payloadsRedacted: redacted.size,
+      unreadable,
+      complete: unreadable.length === 0,
+      auditId,
     };
-    this.logger.log({ actor: by.actor.name, target, orders: result.orders.length, payloadsPurged: result.payloadsPurged }, 'customer data erased');
+    this.logger.log({ actor: by.actor.name, target, dryRun, orders: result.orders.length, ...counts }, 'customer data erased');
     return result;
   }
 
-  /** Purges the stored payloads that mention the address or, for the orders' tenants, one of their order ids. */
-  private async purgeMentions(
-    subject: ErasureSubject,
-    orders: { tenantId: string; orderId: string }[],
+  /** The first transaction; a dry run's is rolled back and answers what it did before that. */
+  private async eraseOrders(subject: ErasureSubject, target: string, by: { actor: Actor; reason: string }, dryRun: boolean): Promise<FirstStep> {
+    try {
+      return await this.dataSource.transaction(async (tx): Promise<FirstStep> => {
+        const orders = await this.orders.lockForErasure(tx, subject);
+        const eraser = customerEraser(subject, orders);
+        await this.orders.eraseCustomerEmail(tx, orders);
+        const outbox = await this.outbox.eraseRecipients(tx, orders.flatMap((o) => operationKeysOf(o.tenantId, o.orderId)));
+        const payloads = await this.inbox.erasePayloads(tx, outbox.sourceEventIds, eraser);
+        const keys = orders.map(({ tenantId, orderId }) => ({ tenantId, orderId }));
+        const step = { orders: keys, outbox, payloads, eraser, auditId: '' };
+        if (dryRun) throw new DryRunRollback(step);
+        const details = {
+          orders: keys.map((o) => `${o.tenantId}/${o.orderId}`),
+          outboxEntries: outbox.entries,
+          recipientsBlanked: outbox.blanked,
+          payloadsPurged: payloads.purged.length,
+          payloadsRedacted: payloads.redacted.length,
+        };
+        // The address itself is never written to the audit log.
+        step.auditId = await this.audit.record(tx, by.actor, { action: 'customer.erase', target, reason: by.reason, details });
+        return step;
+      });
+    } catch (error) {
+      if (error instanceof DryRunRollback) return error.outcome;
+      throw error;
+    }
+  }
+
+  /** Scans the stored payloads (of `tenants`, or all) for the customer; erases each batch's matches in its own transaction. */
+  private async eraseMentions(
+    eraser: PayloadEraser,
+    tenants: string[] | null,
     target: string,
     by: { actor: Actor; reason: string },
-  ): Promise<number> {
-    const email = 'email' in subject ? subject.email.toLowerCase() : undefined;
-    const ids = new Map<string, Set<string>>();
-    for (const o of [...orders, ...('email' in subject ? [] : [subject])]) {
-      if (!ids.has(o.tenantId)) ids.set(o.tenantId, new Set());
-      ids.get(o.tenantId)!.add(o.orderId);
-    }
-    const matches = (tenantId: string, json: string): boolean => {
-      if (email !== undefined && json.toLowerCase().includes(email)) return true;
-      const orderIds = ids.get(tenantId);
-      return orderIds !== undefined && [...orderIds].some((id) => json.includes(id)) && orderIds.has(orderIdOf(json));
-    };
-    // By e-mail: every tenant's payloads may mention the address.
-    const tenants = email !== undefined ? null : [...ids.keys()];
-    let purged = 0;
+    dryRun: boolean,
+  ): Promise<PayloadErasure> {
+    const total: PayloadErasure = { purged: [], redacted: [], unreadable: [] };
     let batch = 0;
     for (let after = '0'; ; ) {
-      const found = await this.inbox.payloadsMatching(matches, tenants, after, this.scanBatch);
-      if (found.ids.length > 0) {
+      const found = await this.inbox.scanForErasure(eraser, tenants, after, this.scanBatch);
+      total.unreadable.push(...found.unreadable);
+      if (dryRun) {
+        for (const m of found.matched) (m.settled ? total.purged : total.redacted).push(m.id);
+      } else if (found.matched.length > 0) {
         batch++;
-        purged += await this.dataSource.transaction(async (tx) => {
-          const n = await this.inbox.erasePayloads(tx, found.ids);
-          await this.audit.record(tx, by.actor, { action: 'customer.erase_payloads', target, reason: by.reason, details: { batch, ids: found.ids } });
-          return n;
+        const done = await this.dataSource.transaction(async (tx) => {
+          const erased = await this.inbox.erasePayloads(
+            tx,
+            found.matched.map((m) => m.id),
+            eraser,
+          );
+          const details = { batch, purged: erased.purged, redacted: erased.redacted };
+          await this.audit.record(tx, by.actor, { action: 'customer.erase_payloads', target, reason: by.reason, details });
+          return erased;
         });
+        total.purged.push(...done.purged);
+        total.redacted.push(...done.redacted);
+        total.unreadable.push(...done.unreadable);
       }
-      if (found.lastId === null) return purged;
+      if (found.lastId === null) return total;
       after = found.lastId;
     }
   }
 }
 
-/** `data.object.metadata.order_id` of a Stripe-style payload ('' when absent or not JSON). */
-function orderIdOf(json: string): string {
-  try {
-    const id = (JSON.parse(json) as any)?.data?.object?.metadata?.order_id;
-    return typeof id === 'string' ? id : '';
-  } catch {
-    return '';
+/**
+ * The customer's data in a payload: their addresses (the one asked for, and the
+ * orders' own) as whole values, and their orders as the event's order.
+ */
+function customerEraser(subject: ErasureSubject, orders: { tenantId: string; orderId: string; customerEmail: string }[]): PayloadEraser {
+  const ids = new Map<string, Set<string>>();
+  for (const o of [...orders, ...('email' in subject ? [] : [subject])]) {
+    if (!ids.has(o.tenantId)) ids.set(o.tenantId, new Set());
+    ids.get(o.tenantId)!.add(o.orderId);
   }
+  const addresses = [...('email' in subject ? [subject.email] : []), ...orders.map((o) => o.customerEmail)];
+  const mentions = new CustomerMentions(addresses, ids);
+  return {
+    // An open event is changed only where redaction changes it: its address.
+    matches: ({ tenantId, settled, payload }) => (settled && mentions.namesOrder(tenantId, payload)) || mentions.holdsAddress(payload),
+    redact: (payload) => mentions.redact(payload),
+  };
+}
+
+function uniqueById(rows: UnreadablePayload[]): UnreadablePayload[] {
+  return [...new Map(rows.map((r) => [r.id, r])).values()];
 }

@@ -65,9 +65,9 @@ export const RECORD_PAYMENT_ERRORS = `
 
 /** The orders of one customer by e-mail address, locked in key order. No index: an operator's rare call reads the table once. */
 export const ERASURE_LOCK_BY_EMAIL = `
-  SELECT tenant_id, id FROM orders WHERE lower(customer_email) = lower($1) ORDER BY tenant_id, id FOR UPDATE`;
+  SELECT tenant_id, id, customer_email FROM orders WHERE lower(customer_email) = lower($1) ORDER BY tenant_id, id FOR UPDATE`;
 
-export const ERASURE_LOCK_ORDER = `SELECT tenant_id, id FROM orders WHERE tenant_id = $1 AND id = $2 FOR UPDATE`;
+export const ERASURE_LOCK_ORDER = `SELECT tenant_id, id, customer_email FROM orders WHERE tenant_id = $1 AND id = $2 FOR UPDATE`;
 
 /** Blanks the e-mail address of the orders; everything else of them (ids, amounts, status) stays. */
 export const ERASE_CUSTOMER_EMAIL = `

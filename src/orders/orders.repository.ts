@@ -64,10 +64,13 @@ export class OrdersRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   /** Erasure: locks the orders of a customer (by e-mail address, or one order) in `tx`; returns their keys. */
-  async lockForErasure(tx: EntityManager, who: { email: string } | { tenantId: string; orderId: string }): Promise<{ tenantId: string; orderId: string }[]> {
-    const rows: { tenant_id: string; id: string }[] =
+  async lockForErasure(
+    tx: EntityManager,
+    who: { email: string } | { tenantId: string; orderId: string },
+  ): Promise<{ tenantId: string; orderId: string; customerEmail: string }[]> {
+    const rows: { tenant_id: string; id: string; customer_email: string }[] =
       'email' in who ? await tx.query(ERASURE_LOCK_BY_EMAIL, [who.email]) : await tx.query(ERASURE_LOCK_ORDER, [who.tenantId, who.orderId]);
-    return rows.map((r) => ({ tenantId: r.tenant_id, orderId: r.id }));
+    return rows.map((r) => ({ tenantId: r.tenant_id, orderId: r.id, customerEmail: r.customer_email }));
   }
 
   /** Erasure: blanks the e-mail address of `orders` in `tx`. */
