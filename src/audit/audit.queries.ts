@@ -17,3 +17,11 @@ export const AUDIT_OF_EVENT = `
    WHERE target = $1 OR target = ANY($2::text[])
       OR (target = 'inbox:filter' AND action = 'inbox.replay_bulk' AND details -> 'ids' ? $3)
    ORDER BY at, id`;
+
+/** Retention: up to $2 audit rows older than $1, oldest first (index admin_audit_at). */
+export const PRUNE_AUDIT = `
+  WITH gone AS (
+    DELETE FROM admin_audit WHERE id IN (SELECT id FROM admin_audit WHERE at < $1 ORDER BY at, id LIMIT $2)
+    RETURNING id
+  )
+  SELECT count(*)::int AS n FROM gone`;

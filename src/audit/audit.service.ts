@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Page, PageRequest, queryPage, SqlWhere } from '../common/pagination';
-import { AUDIT_COLUMNS, AUDIT_OF_EVENT, INSERT_AUDIT } from './audit.queries';
+import { AUDIT_COLUMNS, AUDIT_OF_EVENT, INSERT_AUDIT, PRUNE_AUDIT } from './audit.queries';
 
 /** Who did it: an operator's token name and role. */
 export interface Actor {
@@ -42,6 +42,12 @@ export interface AuditFilter {
 @Injectable()
 export class AuditService {
   constructor(private readonly dataSource: DataSource) {}
+
+  /** Retention (RETENTION_AUDIT_DAYS): one batch of up to `limit` rows older than `before`. */
+  async prune(before: Date, limit: number): Promise<number> {
+    const rows: { n: number }[] = await this.dataSource.query(PRUNE_AUDIT, [before, limit]);
+    return rows[0].n;
+  }
 
   async record(tx: EntityManager, who: Actor, entry: AuditEntry): Promise<string> {
     const rows: { id: string }[] = await tx.query(INSERT_AUDIT, [

@@ -130,7 +130,22 @@ export interface AppConfig {
   retry: RetryPolicy;
   relay: { pollMs: number; timeoutMs: number; leaseMs: number; maxAttempts: number };
   metricsToken?: string;
-  retention: { payloadDays: number; identityDays: number };
+  /**
+   * The data lifecycle (RETENTION_*): days each kind of row is kept, 0 meaning for ever
+   * where that is allowed; the job's batch size and batches per kind and run.
+   */
+  retention: {
+    payloadDays: number;
+    identityDays: number;
+    /** Quarantined inbox events, dead and unresolved outbox entries: kept this long for an operator. */
+    abandonedDays: number;
+    /** Orders (and their transitions) not changed for this long. */
+    orderDays: number;
+    auditDays: number;
+    reconciliationRunDays: number;
+    batchSize: number;
+    maxBatches: number;
+  };
   /** Provider API calls: reads per second per key (shared by all instances), per-call deadline, plain http allowed. */
   providerApi: { readsPerSecond: number; timeoutMs: number; allowHttp: boolean };
   /** PAYLOAD_KEYS / PAYLOAD_KEYS_FILE, the first one current; undefined: payloads stored in clear. */

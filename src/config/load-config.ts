@@ -25,6 +25,13 @@ function int(name: string, env: Env, fallback: number, min: number, max = Number
   return value;
 }
 
+/** Days to keep a kind of row: 0 (for ever, by the operator's choice) or at least `min`. */
+function daysOrForever(name: string, env: Env, fallback: number, min: number): number {
+  const days = int(name, env, fallback, 0, 36500);
+  if (days !== 0 && days < min) throw new ConfigError(`${name}: 0 (keep for ever) or at least ${min} days, got ${days}`);
+  return days;
+}
+
 function bool(name: string, env: Env, fallback: boolean): boolean {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -402,6 +409,12 @@ export function loadConfig(env: Env): AppConfig {
     retention: {
       payloadDays: int('RETENTION_PAYLOAD_DAYS', env, 7, 0, identityDays),
       identityDays,
+      abandonedDays: daysOrForever('RETENTION_ABANDONED_DAYS', env, Math.max(90, identityDays), identityDays),
+      orderDays: daysOrForever('RETENTION_ORDER_DAYS', env, Math.max(400, identityDays), identityDays),
+      auditDays: daysOrForever('RETENTION_AUDIT_DAYS', env, 400, MIN_IDENTITY_RETENTION_DAYS),
+      reconciliationRunDays: daysOrForever('RETENTION_RECONCILIATION_RUN_DAYS', env, 30, 1),
+      batchSize: int('RETENTION_BATCH_SIZE', env, 1000, 10, 50_000),
+      maxBatches: int('RETENTION_MAX_BATCHES', env, 100, 1, 1_000_000),
     },
     providerApi: {
       readsPerSecond: int('PROVIDER_API_READS_PER_SECOND', env, 25, 1, 10000),

@@ -226,6 +226,26 @@ export const DELETE_IDENTITIES = `
   )
   SELECT count(*)::int AS n FROM gone`;
 
+/**
+ * Deletes up to $2 quarantined events received before $1 and quarantined before $1
+ * (RETENTION_ABANDONED_DAYS: an operator had that long to replay them), with their
+ * attempt history. Once settled identities are gone, rows received before $1 are
+ * only open ones, so the scan of webhook_inbox_received stays short.
+ */
+export const DELETE_ABANDONED = `
+  WITH gone AS (
+    DELETE FROM webhook_inbox
+     WHERE id IN (SELECT id FROM webhook_inbox
+                   WHERE received_at < $1 AND status = 'quarantined' AND completed_at < $1
+                   ORDER BY received_at, id
+                   LIMIT $2
+                     FOR UPDATE SKIP LOCKED)
+    RETURNING id
+  ), history AS (
+    DELETE FROM webhook_inbox_attempts WHERE inbox_id IN (SELECT id FROM gone)
+  )
+  SELECT count(*)::int AS n FROM gone`;
+
 // ---- Payload keys (maintenance role and admin, through InboxService) ----
 
 /**

@@ -4,7 +4,7 @@ import { isExpectationFailed } from '../common/database-errors';
 import { queryPrepared } from '../database/prepared-statement';
 import { sendIn } from '../database/transaction';
 import { API_VERIFIED_WITH } from '../config/load-config';
-import { acceptMany, CLAIM, DEFER, DELETE_IDENTITIES, EXISTING_IDENTITIES, FINISH, FINISH_MANY, PURGE_PAYLOADS, RECORD_FAILURE, RECORD_READINGS, STILL_HELD } from './inbox.queries';
+import { acceptMany, CLAIM, DEFER, DELETE_ABANDONED, DELETE_IDENTITIES, EXISTING_IDENTITIES, FINISH, FINISH_MANY, PURGE_PAYLOADS, RECORD_FAILURE, RECORD_READINGS, STILL_HELD } from './inbox.queries';
 import { AcceptRequest, AcceptResult, InboxEvent, InboxStatus, ProviderReading, SourceFacts } from './inbox.types';
 import { PAYLOAD_KEYS_IN_USE, PAYLOAD_ROWS_BY_KEY, payloadRowsOf, REENCRYPT_STORE, reencryptPick } from './inbox.queries';
 import { InboxPayloads } from './inbox-payloads';
@@ -228,6 +228,11 @@ export class InboxRepository {
   /** Deletes up to `limit` settled identities received before `before`; returns how many. */
   async deleteIdentities(before: Date, limit: number): Promise<number> {
     const rows: { n: number }[] = await this.dataSource.query(DELETE_IDENTITIES, [before, limit]);
+    return rows[0].n;
+  }
+
+  async deleteAbandoned(before: Date, limit: number): Promise<number> {
+    const rows: { n: number }[] = await this.dataSource.query(DELETE_ABANDONED, [before, limit]);
     return rows[0].n;
   }
 

@@ -128,6 +128,11 @@ export class InboxService {
     return this.repository.deleteIdentities(before, limit);
   }
 
+  /** Deletes events quarantined and received before `before`, with their attempts: the operator's window has passed. */
+  deleteAbandoned(before: Date, limit: number): Promise<number> {
+    return this.repository.deleteAbandoned(before, limit);
+  }
+
   // ---- Payload keys (start check, admin, the re-encryption job of the maintenance role) ----
 
   /** This instance's key ring: the current key id (undefined: encryption off) and every id it can open. */

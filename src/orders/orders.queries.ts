@@ -74,3 +74,24 @@ export const ERASE_CUSTOMER_EMAIL = `
   UPDATE orders o SET customer_email = '', updated_at = now()
     FROM unnest($1::text[], $2::text[]) AS v(tenant_id, id)
    WHERE o.tenant_id = v.tenant_id AND o.id = v.id`;
+
+// ---- Retention (maintenance role) ----
+
+/**
+ * Deletes up to $2 orders created and last changed before $1 (RETENTION_ORDER_DAYS),
+ * oldest first (index orders_created), with their transitions. A late event for a
+ * deleted order finds none and is retried, then quarantined: never applied twice.
+ */
+export const PRUNE_ORDERS = `
+  WITH gone AS (
+    DELETE FROM orders
+     WHERE (tenant_id, id) IN (SELECT tenant_id, id FROM orders
+                                WHERE created_at < $1 AND updated_at < $1
+                                ORDER BY created_at
+                                LIMIT $2
+                                  FOR UPDATE SKIP LOCKED)
+    RETURNING tenant_id, id
+  ), history AS (
+    DELETE FROM order_transitions t USING gone g WHERE t.tenant_id = g.tenant_id AND t.order_id = g.id
+  )
+  SELECT count(*)::int AS n FROM gone`;

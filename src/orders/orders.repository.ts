@@ -10,6 +10,7 @@ import {
   ERASURE_LOCK_ORDER,
   INSERT_ORDER,
   LOCK_ORDERS,
+  PRUNE_ORDERS,
   RECORD_PAYMENT_ERRORS,
   SELECT_ORDER,
   TRANSITION_ORDERS,
@@ -76,6 +77,12 @@ export class OrdersRepository {
   /** Erasure: blanks the e-mail address of `orders` in `tx`. */
   async eraseCustomerEmail(tx: EntityManager, orders: { tenantId: string; orderId: string }[]): Promise<void> {
     await tx.query(ERASE_CUSTOMER_EMAIL, [orders.map((o) => o.tenantId), orders.map((o) => o.orderId)]);
+  }
+
+  /** Retention: deletes up to `limit` orders unchanged since `before`, with their transitions. */
+  async prune(before: Date, limit: number): Promise<number> {
+    const rows: { n: number }[] = await this.dataSource.query(PRUNE_ORDERS, [before, limit]);
+    return rows[0].n;
   }
 
   /** Undefined when an order with this id already exists for the tenant. */

@@ -73,6 +73,11 @@ export class OrdersService {
   }
 
   /** The order transitions an inbox event caused (normally none or one). */
+  /** Retention (RETENTION_ORDER_DAYS): one batch of orders created and last changed before `before`, with their transitions. */
+  prune(before: Date, limit: number): Promise<number> {
+    return this.repository.prune(before, limit);
+  }
+
   transitionsOfEvent(inboxId: string): Promise<OrderTransition[]> {
     return this.repository.transitionsOfEvent(inboxId);
   }

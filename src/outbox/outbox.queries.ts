@@ -222,6 +222,29 @@ export const PRUNE_DELIVERED = `
   )
   SELECT count(*)::int AS n FROM gone`;
 
+/**
+ * Deletes up to $2 dead or unresolved entries created before $1
+ * (RETENTION_ABANDONED_DAYS: an operator had that long to retry or resolve them), with
+ * their attempt history. Never one that still holds a later entry of its aggregate
+ * back: deleting it would release an operation the operator has not decided on.
+ */
+export const PRUNE_ABANDONED = `
+  WITH gone AS (
+    DELETE FROM outbox
+     WHERE id IN (SELECT o.id FROM outbox o
+                   WHERE o.created_at < $1 AND o.status IN ('dead', 'unresolved')
+                     AND NOT EXISTS (SELECT 1 FROM outbox n
+                                      WHERE o.aggregate IS NOT NULL AND n.tenant_id = o.tenant_id AND n.aggregate = o.aggregate
+                                        AND n.aggregate_seq > o.aggregate_seq AND n.status IN ('pending', 'delivering'))
+                   ORDER BY o.created_at, o.id
+                   LIMIT $2
+                     FOR UPDATE SKIP LOCKED)
+    RETURNING id
+  ), history AS (
+    DELETE FROM outbox_attempts WHERE outbox_id IN (SELECT id FROM gone)
+  )
+  SELECT count(*)::int AS n FROM gone`;
+
 // ---- Erasure (an operator's use case in the orders module, in its transaction) ----
 
 /**

@@ -7,6 +7,7 @@ import {
   ENSURE_DESTINATIONS,
   ERASE_RECIPIENTS,
   HANDED_OUTBOX,
+  PRUNE_ABANDONED,
   PRUNE_DELIVERED,
   READ_DESTINATIONS,
   RECORD_OUTCOMES,
@@ -150,6 +151,12 @@ export class OutboxRepository {
   /** Retention: deletes up to `limit` entries delivered before `before` in one autocommit statement. */
   async pruneDelivered(before: Date, limit: number): Promise<number> {
     const rows: { n: number }[] = await this.dataSource.query(PRUNE_DELIVERED, [before, limit]);
+    return rows[0].n;
+  }
+
+  /** Retention: deletes up to `limit` dead or unresolved entries created before `before` (see PRUNE_ABANDONED). */
+  async pruneAbandoned(before: Date, limit: number): Promise<number> {
+    const rows: { n: number }[] = await this.dataSource.query(PRUNE_ABANDONED, [before, limit]);
     return rows[0].n;
   }
 

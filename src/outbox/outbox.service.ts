@@ -12,6 +12,11 @@ export class OutboxService {
     return this.repository.pruneDelivered(before, limit);
   }
 
+  /** Retention: one bounded batch of dead and unresolved entries older than `before` that hold nothing back. */
+  pruneAbandoned(before: Date, limit: number): Promise<number> {
+    return this.repository.pruneAbandoned(before, limit);
+  }
+
   /**
    * Erasure, in the caller's transaction: blanks the e-mail recipient of the entries
    * with these operation keys (an unsent one becomes `dead`, 'erased'); returns how

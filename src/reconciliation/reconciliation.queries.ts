@@ -77,3 +77,20 @@ export const RECENT_RUNS = `
    CROSS JOIN LATERAL (
      SELECT ${RUN_COLUMNS} FROM reconciliation_runs WHERE endpoint_id = e.endpoint_id ORDER BY id DESC LIMIT $2
    ) r`;
+
+/**
+ * Retention: up to $2 finished runs (any status but requested and running) that ended
+ * before $1, oldest first. A small table (a run per endpoint and schedule tick): its
+ * primary key order is its time order.
+ */
+export const PRUNE_RUNS = `
+  WITH gone AS (
+    DELETE FROM reconciliation_runs
+     WHERE id IN (SELECT id FROM reconciliation_runs
+                   WHERE status NOT IN ('requested', 'running') AND coalesce(finished_at, requested_at) < $1
+                   ORDER BY id
+                   LIMIT $2
+                     FOR UPDATE SKIP LOCKED)
+    RETURNING id
+  )
+  SELECT count(*)::int AS n FROM gone`;

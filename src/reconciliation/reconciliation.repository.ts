@@ -7,6 +7,7 @@ import {
   CURSOR_OF,
   CURSORS,
   FINISH_RUN,
+  PRUNE_RUNS,
   RECENT_RUNS,
   RECORD_PROGRESS,
   REQUEST_RUN,
@@ -70,6 +71,12 @@ export interface RunProgress {
 @Injectable()
 export class ReconciliationRepository {
   constructor(private readonly dataSource: DataSource) {}
+
+  /** Retention: deletes up to `limit` finished runs that ended before `before`. */
+  async pruneRuns(before: Date, limit: number): Promise<number> {
+    const rows: { n: number }[] = await this.dataSource.query(PRUNE_RUNS, [before, limit]);
+    return rows[0].n;
+  }
 
   async schedule(endpointId: string, now: Date, intervalSeconds: number): Promise<void> {
     await this.dataSource.query(SCHEDULE_RUN, [endpointId, now, intervalSeconds]);

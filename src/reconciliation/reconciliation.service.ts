@@ -49,6 +49,11 @@ export class ReconciliationService {
   ) {}
 
   /** Endpoints with an `api` key and a reconciler for their provider. */
+  /** Retention (RETENTION_RECONCILIATION_RUN_DAYS): one batch of finished runs that ended before `before`. */
+  pruneRuns(before: Date, limit: number): Promise<number> {
+    return this.repository.pruneRuns(before, limit);
+  }
+
   reconcilable(): EndpointConfig[] {
     return [...this.config.endpoints.values()].filter((e) => this.reconcilers.find(e) !== undefined);
   }

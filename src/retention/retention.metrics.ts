@@ -3,7 +3,15 @@ import { Counter } from 'prom-client';
 import { MetricsRegistry } from '../observability/metrics.registry';
 
 /** What the retention job did to a row. */
-export type RetentionAction = 'inbox_payload_purged' | 'inbox_identity_deleted' | 'outbox_delivered_pruned';
+export type RetentionAction =
+  | 'inbox_payload_purged'
+  | 'inbox_identity_deleted'
+  | 'outbox_delivered_pruned'
+  | 'inbox_quarantined_deleted'
+  | 'outbox_abandoned_pruned'
+  | 'orders_pruned'
+  | 'audit_pruned'
+  | 'reconciliation_runs_pruned';
 
 /** Rows touched by the retention job, and its runs: the job calls these once per batch and per run. */
 @Injectable()
@@ -14,7 +22,7 @@ export class RetentionMetrics {
   constructor(registry: MetricsRegistry) {
     this.rows = new Counter({
       name: 'retention_rows_total',
-      help: 'Rows changed by the retention job by action (inbox_payload_purged, inbox_identity_deleted, outbox_delivered_pruned)',
+      help: 'Rows changed by the retention job by action (inbox_payload_purged, inbox_identity_deleted, outbox_delivered_pruned, inbox_quarantined_deleted, outbox_abandoned_pruned, orders_pruned, audit_pruned, reconciliation_runs_pruned)',
       labelNames: ['action'],
       registers: [registry],
     });

@@ -222,6 +222,8 @@ CREATE INDEX order_transitions_inbox ON public.order_transitions USING btree (in
 
 CREATE INDEX order_transitions_order ON public.order_transitions USING btree (tenant_id, order_id);
 
+CREATE INDEX orders_created ON public.orders USING btree (created_at);
+
 CREATE UNIQUE INDEX orders_payment ON public.orders USING btree (tenant_id, provider_payment_id) WHERE (provider_payment_id IS NOT NULL);
 
 CREATE UNIQUE INDEX orders_pkey ON public.orders USING btree (tenant_id, id);

@@ -204,14 +204,96 @@ describe('retention job (issue 5 item 7)', () => {
     } finally {
       retention.maxBatches = 100;
     }
-    // identities: 1 empty batch; payloads: 2 full batches, capped; outbox: 1 empty batch.
-    expect(result).toEqual({ payloadsPurged: 2000, identitiesDeleted: 0, outboxPruned: 0, batches: 4, capped: true });
-    expect(await retention.runOnce()).toEqual({ payloadsPurged: 500, identitiesDeleted: 0, outboxPruned: 0, batches: 3, capped: false });
+    // identities: 1 empty batch; payloads: 2 full batches, capped; outbox and the five other kinds: 1 empty batch each.
+    const others = { abandonedDeleted: 0, ordersPruned: 0, auditPruned: 0, reconciliationRunsPruned: 0 };
+    expect(result).toEqual({ payloadsPurged: 2000, identitiesDeleted: 0, outboxPruned: 0, ...others, batches: 9, capped: true });
+    expect(await retention.runOnce()).toEqual({ payloadsPurged: 500, identitiesDeleted: 0, outboxPruned: 0, ...others, batches: 8, capped: false });
 
     t.clock.advance(23 * DAY_MS);
-    // identities: 3 batches (1,000 + 1,000 + 500); payloads: 1 empty; outbox: 3.
-    expect(await retention.runOnce()).toEqual({ payloadsPurged: 0, identitiesDeleted: 2500, outboxPruned: 2500, batches: 7, capped: false });
+    // identities: 3 batches (1,000 + 1,000 + 500); payloads: 1 empty; outbox: 3; the others: 1 each.
+    expect(await retention.runOnce()).toEqual({ payloadsPurged: 0, identitiesDeleted: 2500, outboxPruned: 2500, ...others, batches: 12, capped: false });
     expect(await db.query('SELECT count(*)::int AS n FROM webhook_inbox UNION ALL SELECT count(*)::int FROM outbox')).toEqual([{ n: 0 }, { n: 0 }]);
+  });
+
+  it('gives every other growing table a lifecycle, and leaves open work and whatever holds work back', async () => {
+    await db.query('TRUNCATE orders, order_transitions, admin_audit, reconciliation_runs, webhook_inbox_attempts, outbox_attempts');
+    const ago = (days: number) => `now() - interval '${days} days'`;
+    // Inbox: quarantined 91 days ago (gone, with its attempts), 89 days ago (kept), and an old pending event (kept).
+    for (const [id, status, days] of [['evt_q_old', 'quarantined', 91], ['evt_q_young', 'quarantined', 89], ['evt_p_old', 'pending', 91]] as const) {
+      await deliver(id, status);
+      await db.query(`UPDATE webhook_inbox SET received_at = ${ago(days)}, completed_at = CASE WHEN status = 'quarantined' THEN ${ago(days)} END WHERE event_id = $1`, [id]);
+    }
+    await db.query(`INSERT INTO webhook_inbox_attempts (inbox_id, attempt, at, outcome) SELECT id, 1, received_at, 'quarantined' FROM webhook_inbox`);
+    // Outbox: dead and unresolved 91 days old (gone), one dead that holds a later entry of its order back (kept, and the
+    // held entry), a young dead one and an old pending one (kept).
+    const entry = (key: string, status: string, days: number, aggregateSeq?: number) =>
+      db.query(
+        `INSERT INTO outbox (operation_key, destination, operation_type, tenant_id, payload, status, created_at, aggregate, aggregate_seq)
+         VALUES ($1, 'erp', 'order.paid', 'acme', '{}', $2, ${ago(days)}, $3, $4)`,
+        [key, status, aggregateSeq === undefined ? null : 'order:o-held', aggregateSeq ?? null],
+      );
+    await entry('erp:dead-old', 'dead', 91);
+    await entry('erp:unresolved-old', 'unresolved', 91);
+    await entry('erp:dead-holding', 'dead', 91, 1);
+    await entry('erp:held', 'pending', 91, 2);
+    await entry('erp:dead-young', 'dead', 89);
+    await entry('erp:pending-old', 'pending', 91);
+    await db.query(`INSERT INTO outbox_attempts (outbox_id, attempt, at, lease, outcome) SELECT id, 1, created_at, 'l', 'retry' FROM outbox`);
+    // Orders: unchanged for 401 days (gone, with its transitions), created 401 days ago but changed since (kept).
+    const order = (id: string, createdDays: number, updatedDays: number) =>
+      db.query(
+        `INSERT INTO orders (tenant_id, id, status, total_minor, currency, customer_email, created_at, updated_at)
+         VALUES ('acme', $1, 'paid', 1000, 'eur', '', ${ago(createdDays)}, ${ago(updatedDays)})`,
+        [id],
+      );
+    await order('o-old', 401, 401);
+    await order('o-refunded-lately', 401, 10);
+    await db.query(`INSERT INTO order_transitions (tenant_id, order_id, inbox_id, from_status, to_status, at)
+                    SELECT tenant_id, id, 1, 'awaiting_payment', 'paid', created_at FROM orders`);
+    // Audit: 401 days old (gone), 399 (kept). Reconciliation runs: finished 31 days ago (gone), 29 (kept), and
+    // a requested and a running one from long ago (kept: still someone's work).
+    await db.query(`INSERT INTO admin_audit (actor, role, action, target, reason, at) VALUES
+                      ('ops', 'operator', 'old', 't', 'r', ${ago(401)}), ('ops', 'operator', 'young', 't', 'r', ${ago(399)})`);
+    const run = (reason: string, status: string, days: number) =>
+      db.query(
+        `INSERT INTO reconciliation_runs (endpoint_id, requested_by, reason, advances_cursor, status, requested_at, finished_at)
+         VALUES ($1, 'scheduler', $1, false, $2, ${ago(days)}, CASE WHEN $2 IN ('succeeded', 'failed') THEN ${ago(days)} END)`,
+        [reason, status],
+      );
+    await run('succeeded-old', 'succeeded', 31);
+    await run('failed-old', 'failed', 31);
+    await run('succeeded-young', 'succeeded', 29);
+    await run('requested-old', 'requested', 60);
+    await run('running-old', 'running', 60);
+
+    const result = await retention.runOnce();
+
+    expect(result).toMatchObject({ abandonedDeleted: 3, ordersPruned: 1, auditPruned: 1, reconciliationRunsPruned: 2, capped: false });
+    expect(Object.keys(await inbox()).sort()).toEqual(['evt_p_old', 'evt_q_young']);
+    expect((await db.query('SELECT count(*)::int AS n FROM webhook_inbox_attempts'))[0].n).toBe(2);
+    const keys = await db.query<{ operation_key: string }>('SELECT operation_key FROM outbox ORDER BY operation_key');
+    expect(keys.map((k) => k.operation_key)).toEqual(['erp:dead-holding', 'erp:dead-young', 'erp:held', 'erp:pending-old']);
+    expect((await db.query('SELECT count(*)::int AS n FROM outbox_attempts'))[0].n).toBe(4);
+    expect(await db.query('SELECT id FROM orders')).toEqual([{ id: 'o-refunded-lately' }]);
+    expect(await db.query('SELECT order_id FROM order_transitions')).toEqual([{ order_id: 'o-refunded-lately' }]);
+    expect(await db.query(`SELECT action FROM admin_audit WHERE action IN ('old', 'young')`)).toEqual([{ action: 'young' }]);
+    expect((await db.query('SELECT reason FROM reconciliation_runs ORDER BY id')).map((r) => r.reason)).toEqual(['succeeded-young', 'requested-old', 'running-old']);
+    const metrics = (await request(t.url).get('/metrics')).text;
+    for (const [action, n] of [['inbox_quarantined_deleted', 1], ['outbox_abandoned_pruned', 2], ['orders_pruned', 1], ['audit_pruned', 1], ['reconciliation_runs_pruned', 2]]) {
+      expect(metrics).toMatch(new RegExp(`retention_rows_total\\{action="${action}"\\} ${n}\\b`));
+    }
+
+    // 0 keeps a kind for ever, by the operator's choice.
+    await db.query(`INSERT INTO admin_audit (actor, role, action, target, reason, at) VALUES ('ops', 'operator', 'old', 't', 'r', ${ago(401)})`);
+    const settings = t.config.retention;
+    const kept = settings.auditDays;
+    settings.auditDays = 0;
+    try {
+      expect((await retention.runOnce()).auditPruned).toBe(0);
+    } finally {
+      settings.auditDays = kept;
+    }
+    expect((await retention.runOnce()).auditPruned).toBe(1);
   });
 
   it('two runs at once share the work: each row is changed once, and nothing fails', async () => {
@@ -221,6 +303,23 @@ describe('retention job (issue 5 item 7)', () => {
     expect(a.identitiesDeleted + b.identitiesDeleted).toBe(2500);
     expect(a.outboxPruned + b.outboxPruned).toBe(2500);
     expect(await db.query('SELECT count(*)::int AS n FROM webhook_inbox UNION ALL SELECT count(*)::int FROM outbox')).toEqual([{ n: 0 }, { n: 0 }]);
+  });
+
+  it('follows a capped run with the next one a second later, not at the next interval', async () => {
+    await insertMany(2500);
+    const clock = new FakeClock();
+    const env = { ROLES: 'maintenance', RETENTION_MAX_BATCHES: '1' };
+    const maintenance = await startTestApp({ databaseUrl: db.url, endpoints, env, clock });
+    clock.advance(8 * DAY_MS);
+    try {
+      maintenance.app.get(RetentionScheduler).tick(); // three runs of one batch each: 1,000 + 1,000 + 500
+      const stored = async () => (await db.query(`SELECT count(*)::int AS n FROM webhook_inbox WHERE payload IS NOT NULL`))[0].n;
+      const deadline = Date.now() + 10_000;
+      while ((await stored()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(await stored()).toBe(0);
+    } finally {
+      await maintenance.close();
+    }
   });
 
   it('runs on an instance with the maintenance role, from its scheduler, and stops cleanly', async () => {
