@@ -151,6 +151,12 @@ describe('admin tokens limited to tenants, and audited payload reads', () => {
     expect(stats.body.outbox.byStatus).toEqual({ dead: 1 });
   });
 
+  it('signs in: /admin/session names the token and its tenants', async () => {
+    const res = await request(t.url).get('/admin/session').set(acme);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ name: 'acme-ops', role: 'operator', tenants: ['acme'] });
+  });
+
   it('reaches no route that does not scope by tenant (the audit log)', async () => {
     expect((await request(t.url).get('/admin/audit').set(acme)).status).toBe(404);
     expect((await request(t.url).get('/admin/audit').set(op)).status).toBe(200);
