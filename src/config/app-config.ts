@@ -130,6 +130,8 @@ export interface AppConfig {
   retry: RetryPolicy;
   relay: { pollMs: number; timeoutMs: number; leaseMs: number; maxAttempts: number };
   metricsToken?: string;
+  /** `/docs`, `/docs-json`: open to anyone (public) or to admin tokens only (admin, the default in production). */
+  apiDocs: 'public' | 'admin';
   retention: { payloadDays: number; identityDays: number };
   /** Provider API calls: reads per second per key (shared by all instances), per-call deadline, plain http allowed. */
   providerApi: { readsPerSecond: number; timeoutMs: number; allowHttp: boolean };
