@@ -241,7 +241,6 @@ if (!haveChromium && process.env.CI !== 'true') {
     const tenants = await page.locator('[data-test=outbox-row]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-tenant')));
     expect(tenants.length).toBeGreaterThan(0);
     expect(new Set(tenants)).toEqual(new Set(['acme']));
-    await page.screenshot({ path: join(SHOTS, 'tenant-outbox.png'), fullPage: true });
   }, 120_000);
 });
 
