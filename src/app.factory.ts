@@ -11,6 +11,7 @@ import { HttpExceptionFilter } from './common/http-exception.filter';
 import { Logger as PinoLogger } from 'nestjs-pino';
 import { pinoLoggerModule, requestLogger } from './observability/logging';
 import { setupOpenApi } from './openapi';
+import { noStore } from './common/no-store';
 import { consoleDir, consoleRouter } from './console/console-static';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { applyHttpServerLimits } from './http-server-limits';
@@ -59,7 +60,9 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   if (config.roles.has('api')) {
     // The console is a face of the admin API: not on an instance without it.
     app.use('/console', consoleRouter(consoleDir()));
-    setupOpenApi(app);
+    // Admin answers carry payloads and personal data: no browser or proxy cache keeps one.
+    app.use('/admin', noStore);
+    setupOpenApi(app, config);
     mountWebhookRoute(app);
   }
   // After the console's files, before Nest's routes (registered when the app starts): a line per API request.

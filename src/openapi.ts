@@ -1,9 +1,22 @@
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import type { NextFunction, Request, Response } from 'express';
+import { authenticateBearer } from './admin/admin-auth';
 import { ADMIN_BEARER } from './admin/api-docs';
+import { UnauthorizedError } from './common/errors';
+import { errorResponse } from './common/error-response';
+import { AdminToken, AppConfig } from './config/app-config';
 
-/** OpenAPI for the webhook and admin endpoints: UI at /docs, JSON at /docs-json. */
-export function setupOpenApi(app: INestApplication): void {
+/** Everything Swagger serves: /docs and its assets (the init script holds the document), /docs-json, /docs-yaml. */
+const DOCS_PATH = /^\/docs(?:$|[/-])/;
+
+/**
+ * OpenAPI for the webhook and admin endpoints: UI at /docs, JSON at /docs-json. With
+ * `apiDocs: 'admin'` (production's default) every docs path needs an admin token.
+ */
+export function setupOpenApi(app: INestApplication, { apiDocs, adminTokens }: Pick<AppConfig, 'apiDocs' | 'adminTokens'>): void {
+  // Registered ahead of Swagger's own routes, so it runs first.
+  if (apiDocs === 'admin') app.use(docsBehindAdminToken(adminTokens));
   const config = new DocumentBuilder()
     .setTitle('Webhook inbox')
     .setDescription(
@@ -18,6 +31,18 @@ export function setupOpenApi(app: INestApplication): void {
   const document = SwaggerModule.createDocument(app, config);
   document.paths['/webhooks/{endpointId}'] = WEBHOOK_PATH;
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json', customSiteTitle: 'Webhook inbox API' });
+}
+
+/** Any admin token (of any role or tenants) reads the docs: they describe the API, they hold no data. */
+function docsBehindAdminToken(tokens: readonly AdminToken[]) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    if (!DOCS_PATH.test(req.path)) return next();
+    res.setHeader('Cache-Control', 'no-store');
+    const result = authenticateBearer(req.headers.authorization, tokens);
+    if (result.ok) return next();
+    const { status, headers, body } = errorResponse(new UnauthorizedError(result.reason, 'a valid admin Bearer token is required'));
+    res.status(status).set(headers).json(body);
+  };
 }
 
 const errorReply = (description: string) => ({ description: `${description}; \`{status: "error", reason, message}\`` });

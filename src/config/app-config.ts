@@ -130,6 +130,8 @@ export interface AppConfig {
   retry: RetryPolicy;
   relay: { pollMs: number; timeoutMs: number; leaseMs: number; maxAttempts: number };
   metricsToken?: string;
+  /** `/docs`, `/docs-json`: open to anyone (public) or to admin tokens only (admin, the default in production). */
+  apiDocs: 'public' | 'admin';
   /**
    * The data lifecycle (RETENTION_*): days each kind of row is kept, 0 meaning for ever
    * where that is allowed; the job's batch size and batches per kind and run.

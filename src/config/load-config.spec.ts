@@ -218,6 +218,14 @@ describe('loadConfig', () => {
     expect(errorOf(() => load({}, [stripe({ secrets: [{ label: 'k', env: pasted }] })]))).not.toContain(pasted);
   });
 
+  it('puts the API docs behind the admin token in production unless API_DOCS=public', () => {
+    expect(load(PRODUCTION).apiDocs).toBe('admin');
+    expect(load({ ...PRODUCTION, API_DOCS: 'public' }).apiDocs).toBe('public');
+    expect(load({}).apiDocs).toBe('public');
+    expect(load({ API_DOCS: 'admin' }).apiDocs).toBe('admin');
+    expect(errorOf(() => load({ API_DOCS: 'open' }))).toBe('API_DOCS: expected public or admin, got "open"');
+  });
+
   it('refuses inline secret values in production: the demo file cannot go live', () => {
     expect(errorOf(() => load(PRODUCTION, [stripe({ secrets: [{ label: 'k', value: 'whsec_demo' }] })]))).toMatch(
       /secrets\.0: an inline "value" is for development/,

@@ -311,6 +311,12 @@ function httpLimits(env: Env): AppConfig['http'] {
   return { headersTimeoutMs, bodyTimeoutMs, maxConnections: int('HTTP_MAX_CONNECTIONS', env, 4096, 1, 1_000_000) };
 }
 
+function apiDocs(env: Env, production: boolean): AppConfig['apiDocs'] {
+  const value = env.API_DOCS || (production ? 'admin' : 'public');
+  if (value !== 'public' && value !== 'admin') throw new ConfigError(`API_DOCS: expected public or admin, got "${value}"`);
+  return value;
+}
+
 const logLevelSchema = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
 /**
@@ -406,6 +412,7 @@ export function loadConfig(env: Env): AppConfig {
       maxAttempts: int('RELAY_MAX_ATTEMPTS', env, 12, 1, 1000),
     },
     metricsToken: env.METRICS_TOKEN || undefined,
+    apiDocs: apiDocs(env, production),
     retention: {
       payloadDays: int('RETENTION_PAYLOAD_DAYS', env, 7, 0, identityDays),
       identityDays,

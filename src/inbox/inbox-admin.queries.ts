@@ -1,4 +1,5 @@
 /** Operator SQL of `webhook_inbox` (reads and repairs for the admin API and /metrics): not the hot path, reviewed like it. */
+import { ROW_IN_SCOPE } from '../common/tenant-scope';
 import { PAYLOAD_STORED } from './inbox.queries';
 
 /** Columns of the admin view; `payload` is selected only for operators. */
@@ -12,8 +13,8 @@ export const ADMIN_PAYLOAD_COLUMNS = 'payload, payload_sealed';
 
 /** Row lock for an admin change (same transaction as its audit row). */
 export const ADMIN_LOCK = `
-  SELECT status, status_reason, tenant_id, endpoint_id, event_type, source_facts, NOT ${PAYLOAD_STORED} AS payload_purged
-    FROM webhook_inbox WHERE id = $1 FOR UPDATE`;
+  SELECT status, status_reason, endpoint_id, event_type, source_facts, NOT ${PAYLOAD_STORED} AS payload_purged
+    FROM webhook_inbox WHERE ${ROW_IN_SCOPE} FOR UPDATE`;
 
 /** Re-queue with the same identity: a fresh attempt budget, due at $2. */
 export const ADMIN_REPLAY = `

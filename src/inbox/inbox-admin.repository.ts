@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Page, PageRequest, queryPage, SqlWhere } from '../common/pagination';
+import { ROW_IN_SCOPE, TenantScope } from '../common/tenant-scope';
 import {
   ADMIN_BACKLOG,
   ADMIN_LOCK,
@@ -42,10 +43,11 @@ export class InboxAdminRepository {
     return queryPage(this.dataSource, query, page, toView);
   }
 
-  async get(id: string, withPayload: boolean): Promise<InboxEventView | undefined> {
+  /** One row of `tenants` (undefined: any); the tenant is part of the lookup, so no other tenant's payload is read. */
+  async get(id: string, tenants: TenantScope, withPayload: boolean): Promise<InboxEventView | undefined> {
     const rows: AdminRow[] = await this.dataSource.query(
-      `SELECT ${ADMIN_VIEW_COLUMNS}${withPayload ? `, ${ADMIN_PAYLOAD_COLUMNS}` : ''} FROM webhook_inbox WHERE id = $1`,
-      [id],
+      `SELECT ${ADMIN_VIEW_COLUMNS}${withPayload ? `, ${ADMIN_PAYLOAD_COLUMNS}` : ''} FROM webhook_inbox WHERE ${ROW_IN_SCOPE}`,
+      [id, tenants ?? null],
     );
     const row = rows[0];
     if (!row) return undefined;
@@ -83,10 +85,10 @@ export class InboxAdminRepository {
     };
   }
 
-  /** Locks the row for an admin change in `tx`; undefined when it does not exist. */
-  async lock(tx: EntityManager, id: string): Promise<(ReplayCandidate & { tenantId: string; payloadPurged: boolean }) | undefined> {
-    const rows: (CandidateRow & { tenant_id: string; payload_purged: boolean })[] = await tx.query(ADMIN_LOCK, [id]);
-    return rows[0] && { ...toCandidate(rows[0]), tenantId: rows[0].tenant_id, payloadPurged: rows[0].payload_purged };
+  /** Locks the row for an admin change in `tx`; undefined when it does not exist or is not of `tenants`. */
+  async lock(tx: EntityManager, id: string, tenants: TenantScope): Promise<(ReplayCandidate & { payloadPurged: boolean }) | undefined> {
+    const rows: (CandidateRow & { payload_purged: boolean })[] = await tx.query(ADMIN_LOCK, [id, tenants ?? null]);
+    return rows[0] && { ...toCandidate(rows[0]), payloadPurged: rows[0].payload_purged };
   }
 
   async replay(tx: EntityManager, id: string, now: Date): Promise<void> {

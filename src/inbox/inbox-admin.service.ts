@@ -5,7 +5,7 @@ import { Actor, AuditService } from '../audit/audit.service';
 import { Clock } from '../common/clock';
 import { ConflictError, NotFoundError } from '../common/errors';
 import { Page, PageRequest } from '../common/pagination';
-import { inScope, TenantScope } from '../common/tenant-scope';
+import { TenantScope } from '../common/tenant-scope';
 import { afterCommit, transactionWithAfterCommit } from '../database/transaction';
 import { PgNotifications } from '../database/pg-notifications';
 import { ReplayRefusal, replayRefusal } from './acceptance';
@@ -63,19 +63,17 @@ export class InboxAdminService {
   }
 
   /**
-   * One event, undefined when it does not exist or is outside `tenants`. With
-   * `payloadReader` (an operator) the payload is included and the read audited.
+   * One event, undefined when it does not exist or is outside `tenants` (the same
+   * lookup: no payload work for another tenant's row). With `payloadReader` (an
+   * operator) the payload is included and the read audited.
    */
   async get(id: string, tenants: TenantScope, payloadReader?: Actor): Promise<InboxEventView | undefined> {
     const who = payloadReader;
-    if (!who) {
-      const event = await this.repository.get(id, false);
-      return event && inScope(tenants, event.tenantId) ? event : undefined;
-    }
+    if (!who) return this.repository.get(id, tenants, false);
     // The read and its audit row (who, which row, when; never the payload) commit together.
     return this.dataSource.transaction(async (tx) => {
-      const event = await this.repository.get(id, true);
-      if (!event || !inScope(tenants, event.tenantId)) return undefined;
+      const event = await this.repository.get(id, tenants, true);
+      if (!event) return undefined;
       await this.audit.record(tx, who, { action: 'inbox.payload_read', target: `inbox:${id}`, reason: 'payload read' });
       return event;
     });
@@ -99,8 +97,8 @@ export class InboxAdminService {
    */
   async replay(who: Actor, id: string, reason: string, tenants: TenantScope): Promise<InboxStatusChange & { auditId: string }> {
     const result = await transactionWithAfterCommit(this.dataSource, async (tx): Promise<ReplayOutcome> => {
-      const row = await this.repository.lock(tx, id);
-      if (!row || !inScope(tenants, row.tenantId)) throw notFound();
+      const row = await this.repository.lock(tx, id, tenants);
+      if (!row) throw notFound();
       if (!REPLAYABLE.includes(row.status)) throw new ConflictError('not_replayable', `an event in status ${row.status} cannot be replayed`);
       const refused = replayRefusal(this.config.endpoints, row);
       if (refused) {
@@ -131,8 +129,8 @@ export class InboxAdminService {
   /** Stops one pending event, or an in-flight one (its worker loses the fence). */
   quarantine(who: Actor, id: string, reason: string, tenants: TenantScope): Promise<InboxStatusChange & { auditId: string }> {
     return transactionWithAfterCommit(this.dataSource, async (tx) => {
-      const row = await this.repository.lock(tx, id);
-      if (!row || !inScope(tenants, row.tenantId)) throw notFound();
+      const row = await this.repository.lock(tx, id, tenants);
+      if (!row) throw notFound();
       if (row.status !== 'pending' && row.status !== 'processing') {
         throw new ConflictError('not_quarantinable', `an event in status ${row.status} cannot be quarantined`);
       }

@@ -1,4 +1,5 @@
 /** Operator SQL of `outbox` (reads and repairs for the admin API and /metrics): never on the relay's path. */
+import { ROW_IN_SCOPE } from '../common/tenant-scope';
 
 /** The earliest earlier entry of a pending row's aggregate and destination that is not delivered (index outbox_aggregate). */
 const HELD_BY = (o: string) => `CASE WHEN ${o}.status = 'pending' AND ${o}.aggregate IS NOT NULL THEN (
@@ -11,7 +12,7 @@ export const ADMIN_OUTBOX_COLUMNS = `id, operation_key, destination, operation_t
   next_attempt_at, locked_by, locked_until, last_error, last_status_code, outcome_unknown, source_event_id,
   created_at, delivered_at, aggregate, aggregate_seq, ${HELD_BY('outbox')} AS held_by`;
 
-export const ADMIN_OUTBOX_LOCK = `SELECT status, tenant_id FROM outbox WHERE id = $1 FOR UPDATE`;
+export const ADMIN_OUTBOX_LOCK = `SELECT status FROM outbox WHERE ${ROW_IN_SCOPE} FOR UPDATE`;
 
 /**
  * Back to pending under the same operation key with a fresh attempt budget.

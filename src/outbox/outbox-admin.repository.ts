@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Page, PageRequest, queryPage, SqlWhere } from '../common/pagination';
+import { ROW_IN_SCOPE, TenantScope } from '../common/tenant-scope';
 import {
   ADMIN_DESTINATION_BACKLOG,
   ADMIN_DESTINATION_STATES,
@@ -36,10 +37,11 @@ export class OutboxAdminRepository {
     return queryPage(this.dataSource, { columns, table: 'outbox', orderBy: 'created_at', where }, page, (r: AdminOutboxRow) => toOutboxView(r, withPayload));
   }
 
-  async get(id: string, withPayload: boolean): Promise<OutboxEntryView | undefined> {
+  /** One entry of `tenants` (undefined: any); the tenant is part of the lookup, so no other tenant's payload is read. */
+  async get(id: string, tenants: TenantScope, withPayload: boolean): Promise<OutboxEntryView | undefined> {
     const rows: AdminOutboxRow[] = await this.dataSource.query(
-      `SELECT ${ADMIN_OUTBOX_COLUMNS}${withPayload ? ', payload' : ''} FROM outbox WHERE id = $1`,
-      [id],
+      `SELECT ${ADMIN_OUTBOX_COLUMNS}${withPayload ? ', payload' : ''} FROM outbox WHERE ${ROW_IN_SCOPE}`,
+      [id, tenants ?? null],
     );
     return rows[0] && toOutboxView(rows[0], withPayload);
   }
@@ -71,9 +73,10 @@ export class OutboxAdminRepository {
     }));
   }
 
-  async lock(tx: EntityManager, id: string): Promise<{ status: OutboxStatus; tenantId: string } | undefined> {
-    const rows: { status: OutboxStatus; tenant_id: string }[] = await tx.query(ADMIN_OUTBOX_LOCK, [id]);
-    return rows[0] && { status: rows[0].status, tenantId: rows[0].tenant_id };
+  /** Locks the entry for an admin change in `tx`; undefined when it does not exist or is not of `tenants`. */
+  async lock(tx: EntityManager, id: string, tenants: TenantScope): Promise<OutboxStatus | undefined> {
+    const rows: { status: OutboxStatus }[] = await tx.query(ADMIN_OUTBOX_LOCK, [id, tenants ?? null]);
+    return rows[0]?.status;
   }
 
   async requeue(tx: EntityManager, id: string, now: Date): Promise<void> {

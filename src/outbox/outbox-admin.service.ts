@@ -4,7 +4,7 @@ import { Actor, AuditService } from '../audit/audit.service';
 import { Clock } from '../common/clock';
 import { ConflictError, NotFoundError } from '../common/errors';
 import { Page, PageRequest } from '../common/pagination';
-import { inScope, TenantScope } from '../common/tenant-scope';
+import { TenantScope } from '../common/tenant-scope';
 import { afterCommit, transactionWithAfterCommit } from '../database/transaction';
 import { PgNotifications } from '../database/pg-notifications';
 import { DestinationRegistry } from './destinations/destination.registry';
@@ -60,19 +60,17 @@ export class OutboxAdminService {
   }
 
   /**
-   * One entry, undefined when it does not exist or is outside `tenants`. With
-   * `payloadReader` (an operator) the payload is included and the read audited.
+   * One entry, undefined when it does not exist or is outside `tenants` (the same
+   * lookup: no payload work for another tenant's entry). With `payloadReader` (an
+   * operator) the payload is included and the read audited.
    */
   async get(id: string, tenants: TenantScope, payloadReader?: Actor): Promise<OutboxEntryView | undefined> {
     const who = payloadReader;
-    if (!who) {
-      const entry = await this.repository.get(id, false);
-      return entry && inScope(tenants, entry.tenantId) ? entry : undefined;
-    }
+    if (!who) return this.repository.get(id, tenants, false);
     // The read and its audit row commit together: no payload leaves without its trace.
     return this.dataSource.transaction(async (tx) => {
-      const entry = await this.repository.get(id, true);
-      if (!entry || !inScope(tenants, entry.tenantId)) return undefined;
+      const entry = await this.repository.get(id, tenants, true);
+      if (!entry) return undefined;
       await this.audit.record(tx, who, { action: 'outbox.payload_read', target: `outbox:${id}`, reason: 'payload read' });
       return entry;
     });
@@ -174,9 +172,9 @@ export class OutboxAdminService {
 
   /** Locks the entry; 404 when it does not exist or is outside `tenants` (never a hint that it exists). */
   private async lock(tx: EntityManager, id: string, tenants: TenantScope): Promise<OutboxStatus> {
-    const row = await this.repository.lock(tx, id);
-    if (!row || !inScope(tenants, row.tenantId)) throw new NotFoundError('outbox_entry_not_found', 'no outbox entry with this id');
-    return row.status;
+    const status = await this.repository.lock(tx, id, tenants);
+    if (!status) throw new NotFoundError('outbox_entry_not_found', 'no outbox entry with this id');
+    return status;
   }
 
   /** Throttled and best effort: a missed wake only waits for the next poll. */

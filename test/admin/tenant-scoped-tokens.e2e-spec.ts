@@ -1,4 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import request from 'supertest';
+import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
+import { InboxPayloads } from '../../src/inbox/inbox-payloads';
 import { insertErpRow } from '../outbox/outbox-rows';
 import { signStripe, stripeEvent } from '../support/signers';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
@@ -27,7 +30,11 @@ describe('admin tokens limited to tenants, and audited payload reads', () => {
     t = await startTestApp({
       databaseUrl: db.url,
       endpoints,
-      env: { ADMIN_TOKENS: `ops:operator:${OPERATOR_TOKEN},view:viewer:${VIEWER_TOKEN},acme-ops:operator@acme:${ACME_TOKEN}` },
+      env: {
+        ADMIN_TOKENS: `ops:operator:${OPERATOR_TOKEN},view:viewer:${VIEWER_TOKEN},acme-ops:operator@acme:${ACME_TOKEN}`,
+        // Sealed payloads: a read that reaches the payload decrypts it.
+        PAYLOAD_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+      },
     });
     for (const tenant of ['acme', 'globex']) {
       const signed = signStripe(stripeEvent({ id: `evt_${tenant}`, type: 'charge.refunded' }), SECRET);
@@ -82,6 +89,53 @@ describe('admin tokens limited to tenants, and audited payload reads', () => {
     expect((await request(t.url).get('/admin/orders/acme/o-acme').set(acme)).status).toBe(200);
   });
 
+  it("does the same work for another tenant's id as for a missing one, and opens no payload", async () => {
+    const [globexOutbox] = await db.query(`SELECT id::text FROM outbox WHERE tenant_id = 'globex'`);
+    const missing = '987654321';
+    const pairs: [string, (id: string) => request.Test][] = [
+      ['inbox read', (id) => request(t.url).get(`/admin/inbox/${id}`).set(acme)],
+      ['inbox timeline', (id) => request(t.url).get(`/admin/inbox/${id}/timeline`).set(acme)],
+      ['inbox replay', (id) => request(t.url).post(`/admin/inbox/${id}/replay`).set(acme).send({ reason: 'x' })],
+      ['inbox quarantine', (id) => request(t.url).post(`/admin/inbox/${id}/quarantine`).set(acme).send({ reason: 'x' })],
+    ];
+    const outboxPairs: typeof pairs = [
+      ['outbox read', (id) => request(t.url).get(`/admin/outbox/${id}`).set(acme)],
+      ['outbox retry', (id) => request(t.url).post(`/admin/outbox/${id}/retry`).set(acme).send({ reason: 'x' })],
+      ['outbox resolve', (id) => request(t.url).post(`/admin/outbox/${id}/resolve`).set(acme).send({ outcome: 'delivered', reason: 'x' })],
+    ];
+    const orders: typeof pairs = [['order read', (id) => request(t.url).get(`/admin/orders/globex/${id}`).set(acme)]];
+    for (const [other, list] of [[ids.globex, pairs], [globexOutbox.id, outboxPairs], ['o-globex', orders]] as const) {
+      for (const [what, send] of list) {
+        const theirs = await workOf(() => send(other));
+        const none = await workOf(() => send(missing));
+        expect({ what, ...theirs }).toEqual({ what, ...none });
+        expect({ what, status: theirs.status, payloadOpens: theirs.payloadOpens }).toEqual({ what, status: 404, payloadOpens: 0 });
+      }
+    }
+    expect(await db.query(`SELECT status FROM webhook_inbox WHERE id = $1`, [ids.globex])).toEqual([{ status: 'quarantined' }]);
+    expect(await db.query(`SELECT status FROM outbox WHERE id = $1`, [globexOutbox.id])).toEqual([{ status: 'dead' }]);
+  });
+
+  /** The answer, each statement the database ran with the rows it returned, and the payloads opened while serving one request. */
+  async function workOf(send: () => request.Test) {
+    const payloads = t.app.get(InboxPayloads);
+    const queries = jest.spyOn(PostgresQueryRunner.prototype, 'query');
+    const opens = [jest.spyOn(payloads, 'open'), jest.spyOn(payloads, 'openSealed')];
+    try {
+      const res = await send();
+      const results = await Promise.all(queries.mock.results.map((r) => r.value as Promise<unknown>));
+      return {
+        status: res.status,
+        body: res.body,
+        statements: queries.mock.calls.map(([sql], i) => ({ sql: sql.replace(/\s+/g, ' ').trim(), rows: rowsOf(results[i]) })),
+        payloadOpens: opens.reduce((n, spy) => n + spy.mock.calls.length, 0),
+      };
+    } finally {
+      queries.mockRestore();
+      for (const spy of opens) spy.mockRestore();
+    }
+  }
+
   it('bulk replays and stats cover its tenants only', async () => {
     const dry = await request(t.url).post('/admin/inbox/replay').set(acme).send({ filter: { status: 'quarantined' }, dryRun: true, reason: 'x' });
     expect(dry.body.count).toBe(1);
@@ -95,6 +149,12 @@ describe('admin tokens limited to tenants, and audited payload reads', () => {
     expect(stats.status).toBe(200);
     expect(stats.body.inbox.byStatus).toEqual({ pending: 1 });
     expect(stats.body.outbox.byStatus).toEqual({ dead: 1 });
+  });
+
+  it('signs in: /admin/session names the token and its tenants', async () => {
+    const res = await request(t.url).get('/admin/session').set(acme);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ name: 'acme-ops', role: 'operator', tenants: ['acme'] });
   });
 
   it('reaches no route that does not scope by tenant (the audit log)', async () => {
@@ -119,3 +179,9 @@ describe('admin tokens limited to tenants, and audited payload reads', () => {
     expect(JSON.stringify(audit)).not.toContain('evt_globex');
   });
 });
+
+/** Rows a statement returned: a SELECT's array, or the rows of an UPDATE's [rows, count]. */
+function rowsOf(result: unknown): number {
+  if (!Array.isArray(result)) return 0;
+  return result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number' ? result[0].length : result.length;
+}

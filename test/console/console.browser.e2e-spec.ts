@@ -2,10 +2,12 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BrowserContext, chromium, Page } from 'playwright-core';
+import request from 'supertest';
 import { FakeDestination, startFakeEmail, startFakeErp } from '../support/fake-destinations';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { OPERATOR_TOKEN, startTestApp, TestApp, VIEWER_TOKEN } from '../support/test-app';
-import { createOrder, ENDPOINTS, inboxRow, paymentIntentEvent, postStripe } from '../inbox/worker-fixtures';
+import { signStripe } from '../support/signers';
+import { createOrder, ENDPOINTS, inboxRow, paymentIntentEvent, postStripe, STRIPE_SECRET } from '../inbox/worker-fixtures';
 import { buildConsole } from './console-build';
 
 /** Debian's Chromium (apt-get install chromium); never a downloaded browser. */
@@ -14,6 +16,9 @@ const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-ru
 /** CONSOLE_SCREENSHOTS=1 refreshes the README's pictures in docs/console/; otherwise they go to a temp dir. */
 const SHOTS = process.env.CONSOLE_SCREENSHOTS ? resolve(__dirname, '../../docs/console') : mkdtempSync(join(tmpdir(), 'console-shots-'));
 const haveChromium = existsSync(CHROMIUM);
+/** An operator limited to tenant acme; globex is the other tenant it must never see. */
+const ACME_TOKEN = 'acme-operator-token-0123456789';
+const GLOBEX = { id: 'stripe-globex', provider: 'stripe', tenantId: 'globex', secrets: [{ label: 'current', value: STRIPE_SECRET }] };
 
 if (!haveChromium && process.env.CI !== 'true') {
   process.stderr.write(`console browser tests skipped: ${CHROMIUM} not found (apt-get install chromium; .ci/run installs it)\n`);
@@ -37,8 +42,9 @@ if (!haveChromium && process.env.CI !== 'true') {
     email = await startFakeEmail();
     t = await startTestApp({
       databaseUrl: db.url,
-      endpoints: ENDPOINTS,
+      endpoints: [...ENDPOINTS, GLOBEX],
       env: {
+        ADMIN_TOKENS: `ops:operator:${OPERATOR_TOKEN},view:viewer:${VIEWER_TOKEN},acme-ops:operator@acme:${ACME_TOKEN}`,
         ROLES: 'api,worker,relay',
         ERP_URL: erp.url,
         EMAIL_URL: email.sendUrl,
@@ -71,6 +77,14 @@ if (!haveChromium && process.env.CI !== 'true') {
   });
 
   afterEach(() => expect(policyViolations).toEqual([]));
+
+  async function waitForStatus(eventId: string, status: string): Promise<void> {
+    const deadline = Date.now() + 20_000;
+    while ((await inboxRow(db, eventId))?.status !== status) {
+      if (Date.now() > deadline) throw new Error(`event not ${status}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
 
   async function signIn(token: string): Promise<void> {
     // A new tab's state: no token kept from an earlier sign-in.
@@ -191,6 +205,43 @@ if (!haveChromium && process.env.CI !== 'true') {
     expect(await page.evaluate('sessionStorage.length')).toBe(0);
     await page.screenshot({ path: join(SHOTS, 'sign-in-error.png') });
   }, 60_000);
+
+  it("a token limited to acme signs in, walks the overview, inbox and outbox, and sees none of globex's rows", async () => {
+    // A globex event for an order that does not exist: quarantined, the only quarantined event of any tenant.
+    const globexEvent = paymentIntentEvent('payment_intent.succeeded', { orderId: 'gx-1' });
+    const signed = signStripe(globexEvent, STRIPE_SECRET, Math.floor(t.clock.now().getTime() / 1000));
+    expect((await request(t.url).post('/webhooks/stripe-globex').set(signed.headers).send(signed.body)).status).toBe(200);
+    await waitForStatus(globexEvent.id as string, 'quarantined');
+    const globexId = (await inboxRow(db, globexEvent.id as string)).id;
+    const acmeIds = (await db.query(`SELECT id::text FROM webhook_inbox WHERE tenant_id = 'acme' ORDER BY id`)).map((r: { id: string }) => r.id);
+
+    await signIn(ACME_TOKEN);
+    await page.waitForSelector('[data-test=quarantined], [data-test=sign-in-error]');
+    expect(await page.locator('[data-test=sign-in-error]').allTextContents()).toEqual([]);
+    expect(await page.textContent('[data-test=who]')).toContain('acme-ops · operator · tenants acme');
+    // The token is kept for the tab: the console did not sign it out.
+    expect(await page.evaluate('sessionStorage.length')).toBe(1);
+    expect(await page.textContent('[data-test=quarantined]')).toBe('0');
+    // The audit log is not limited by tenant, so the console does not offer it to this token.
+    expect(await page.locator('nav >> text=Audit').count()).toBe(0);
+
+    await page.click('nav >> text=Inbox');
+    await page.waitForSelector('[data-test=inbox-row]');
+    expect(await page.locator('[data-test=inbox-row]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-tenant')))).toEqual(
+      acmeIds.map(() => 'acme'),
+    );
+    await page.goto(`${t.url}/console/#/inbox/${globexId}`);
+    expect(await (await page.waitForSelector('[data-test=error]')).textContent()).toContain('inbox_event_not_found');
+    await page.goto(`${t.url}/console/#/inbox/${acmeIds[0]}`);
+    await page.waitForSelector('[data-test=timeline-entry]');
+    expect(await page.locator('[data-test=payload]').count()).toBe(1);
+
+    await page.click('nav >> text=Outbox');
+    await page.waitForSelector('[data-test=outbox-row]');
+    const tenants = await page.locator('[data-test=outbox-row]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-tenant')));
+    expect(tenants.length).toBeGreaterThan(0);
+    expect(new Set(tenants)).toEqual(new Set(['acme']));
+  }, 120_000);
 });
 
 if (!haveChromium && process.env.CI === 'true') {

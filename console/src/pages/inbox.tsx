@@ -67,7 +67,7 @@ export function Inbox({ api, session, query, go }: { api: Api; session: Session;
             </thead>
             <tbody>
               {data.items.map((e) => (
-                <tr key={e.id} data-test="inbox-row" data-status={e.status}>
+                <tr key={e.id} data-test="inbox-row" data-status={e.status} data-tenant={e.tenantId}>
                   <td>
                     <a href={href({ page: 'event', id: e.id })}>{e.id}</a>
                   </td>

@@ -71,7 +71,7 @@ export function Outbox({ api, session, query, go }: { api: Api; session: Session
             </thead>
             <tbody>
               {data.items.map((o) => (
-                <tr key={o.id} data-test="outbox-row" data-status={o.status}>
+                <tr key={o.id} data-test="outbox-row" data-status={o.status} data-tenant={o.tenantId}>
                   <td>{o.id}</td>
                   <td>{instant(o.createdAt)}</td>
                   <td class="mono">{o.operationKey}</td>
