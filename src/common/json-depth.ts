@@ -45,17 +45,16 @@ export function jsonDepthExceeds(json: Uint8Array | string, max: number = MAX_PA
 }
 
 /**
- * Whether the parsed value `value` nests deeper than `max`. Iterative (an explicit
- * stack), so it is safe on a value no recursive walk could take; it stops at the
- * first level past `max`.
+ * Whether the parsed value `value` nests objects and arrays deeper than `max`.
+ * The walk itself recurses at most `max + 1` levels: it stops at the first level
+ * past the bound, so it is safe on a value no unbounded walk could take.
  */
 export function valueDepthExceeds(value: unknown, max: number = MAX_PAYLOAD_DEPTH): boolean {
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [current, depth] = stack.pop()!;
-    if (typeof current !== 'object' || current === null) continue;
-    if (depth + 1 > max) return true;
-    for (const child of Object.values(current)) stack.push([child, depth + 1]);
+  if (typeof value !== 'object' || value === null) return false;
+  if (max === 0) return true;
+  if (Array.isArray(value)) return value.some((element) => valueDepthExceeds(element, max - 1));
+  for (const key in value) {
+    if (valueDepthExceeds((value as Record<string, unknown>)[key], max - 1)) return true;
   }
   return false;
 }

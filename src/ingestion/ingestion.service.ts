@@ -4,7 +4,8 @@ import { hash } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { APP_CONFIG, AppConfig, EndpointConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
-import { AppError, BadRequestError, NotFoundError, ServiceUnavailableError } from '../common/errors';
+import { AppError, BadRequestError, NotFoundError, PayloadTooDeepError, ServiceUnavailableError } from '../common/errors';
+import { jsonDepthExceeds, MAX_PAYLOAD_DEPTH, valueDepthExceeds } from '../common/json-depth';
 import { describe } from '../common/error-response';
 import { isInvalidData } from '../common/database-errors';
 import { InboxService } from '../inbox/inbox.service';
@@ -101,6 +102,8 @@ export class IngestionService {
       const verified = this.providers.get(endpoint.provider).verify({ headers, rawBody }, endpoint, this.clock.now());
       if (isHandshake(verified)) return this.handshake(endpoint, verified.handshake);
       event = verified;
+      // Before any walk of it (omit, the admin view): one pass over the bytes, no recursion.
+      if (jsonDepthExceeds(rawBody, MAX_PAYLOAD_DEPTH)) throw new PayloadTooDeepError(MAX_PAYLOAD_DEPTH);
       // JSON is UTF-8 (RFC 8259): a lossy decode would store text whose bytes are not the signed ones.
       const decoded = utf8Text(rawBody);
       if (decoded === undefined) throw new BadRequestError('malformed_json', 'body is not valid UTF-8');
@@ -129,6 +132,7 @@ export class IngestionService {
     const provider = this.providers.get(endpoint.provider);
     if (!provider.fromApi) throw new Error(`provider ${endpoint.provider} cannot identify events read from its API`);
     const event = provider.fromApi(object);
+    if (valueDepthExceeds(object, MAX_PAYLOAD_DEPTH)) throw new PayloadTooDeepError(MAX_PAYLOAD_DEPTH);
     const text = JSON.stringify(object);
     if (JSON_NUL_ESCAPE.test(text)) throw new BadRequestError('unsupported_json', 'JSON strings may not contain \\u0000');
     const result = await this.acceptVerified(endpoint, event, text, hash('sha256', text, 'hex'));
@@ -150,6 +154,8 @@ export class IngestionService {
   ): Promise<IngestionResult> {
     const sourceScope = scopeOf(endpoint, event);
     const ignoredReason = this.ignoredReason(endpoint, event);
+    // Minimised before storage; the digest stays the evidence of the bytes received.
+    const payloadJson = endpoint.omit ? omitPaths(text, endpoint.omit) : text;
     let result;
     const commit = span && this.tracing.startSpan('webhook.commit');
     try {
@@ -160,8 +166,7 @@ export class IngestionService {
         provider: endpoint.provider,
         endpointId: endpoint.id,
         eventType: event.eventType,
-        // Minimised before storage; the digest stays the evidence of the bytes received.
-        payloadJson: endpoint.omit ? omitPaths(text, endpoint.omit) : text,
+        payloadJson,
         payloadSha256,
         verifiedWith: event.verifiedWith,
         sourceFacts: event.source,
