@@ -59,7 +59,7 @@ export class IngestionService {
     const endpoint = this.endpoint(endpointId);
     span?.setAttributes({ 'webhook.endpoint_id': endpoint.id, 'webhook.provider': endpoint.provider, 'webhook.tenant_id': endpoint.tenantId });
     const rawBody = await this.readBody(endpoint, req, hold);
-    return this.accept(endpoint, req.headers, rawBody, span);
+    return this.accept(endpoint, req.headers, rawBody, hold, span);
   }
 
   private endpoint(endpointId: string): EndpointConfig {
@@ -93,6 +93,7 @@ export class IngestionService {
     endpoint: EndpointConfig,
     headers: IncomingHttpHeaders,
     rawBody: Buffer,
+    hold: BodyHold,
     span?: Span,
   ): Promise<IngestionResult | HandshakeResult> {
     let event: VerifiedEvent;
@@ -118,7 +119,7 @@ export class IngestionService {
     }
     span?.setAttribute('webhook.event_type', event.eventType);
 
-    return this.acceptVerified(endpoint, event, text, hash('sha256', rawBody, 'hex'), span);
+    return this.acceptVerified(endpoint, event, text, hash('sha256', rawBody, 'hex'), hold, span);
   }
 
   /**
@@ -150,6 +151,7 @@ export class IngestionService {
     event: VerifiedEvent,
     text: string,
     payloadSha256: string,
+    hold?: BodyHold,
     span?: Span,
   ): Promise<IngestionResult> {
     const sourceScope = scopeOf(endpoint, event);
@@ -159,6 +161,8 @@ export class IngestionService {
     let result;
     const commit = span && this.tracing.startSpan('webhook.commit');
     try {
+      // A webhook's place in the accept queue counts against its client's share (reconciliation has no client).
+      hold?.admit();
       result = await this.inbox.accept({
         sourceScope,
         eventId: event.eventId,
@@ -180,7 +184,7 @@ export class IngestionService {
         throw new BadRequestError('unsupported_json', 'the JSON body cannot be stored');
       }
       if (error instanceof AppError && error.status === 503) {
-        // The accept queue was full, or the commit did not answer within its deadline.
+        // The accept queue (or the client's share of it) was full, or the commit did not answer within its deadline.
         throw this.rejected(endpoint, error);
       }
       // Unknown outcome: the provider must retry; the unique identity absorbs the retry.
