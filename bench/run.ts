@@ -760,10 +760,15 @@ function print(table: (Row & { spread: string })[]): void {
 /**
  * Valid requests' latency while `SLOW` strangers hold connections open, each
  * trickling one byte of a never-ending request head every second (slowloris),
- * against the same load with no strangers, on one service in the same run.
+ * against the same load with no strangers, on one service in the same run; then
+ * while one more stranger, from an address of its own, also holds `IDLE_BODIES`
+ * bodies of a declared 1 MiB, all but their last byte sent, idle until the body
+ * deadline: more than the whole intake buffer (128 MiB), which its per-client
+ * share must keep from the valid senders.
  */
 async function slowConnections(server: BenchServer): Promise<void> {
   const SLOW = 500;
+  const IDLE_BODIES = 134;
   const db = await freshDatabase(server);
   const service = await startService(db.url, { ROLES: 'api' });
   const port = Number(new URL(service.url).port);
@@ -777,7 +782,8 @@ async function slowConnections(server: BenchServer): Promise<void> {
     );
     const started = performance.now();
     const load = await runLoad(port, wire, 16);
-    return { rate: load.ok.length / ((performance.now() - started) / 1000), ...summarize(load.latencies), ok: load.ok.length, count };
+    const others = [...load.others].map(([status, n]) => `${n} x ${status}`).join(', ') || 'none';
+    return { rate: load.ok.length / ((performance.now() - started) / 1000), ...summarize(load.latencies), ok: load.ok.length, count, others };
   };
   const sockets: import('node:net').Socket[] = [];
   let trickle: NodeJS.Timeout | undefined;
@@ -806,12 +812,56 @@ async function slowConnections(server: BenchServer): Promise<void> {
         `alone in the same run: p50 ${alone.p50} ms, p99 ${alone.p99} ms, ${round(alone.rate, 0)} accepted/s; ` +
         `throughput ratio ${round(slowed.rate / alone.rate, 2)}; ${closedEarly} slow connections already closed by the header deadline`,
     });
+
+    const hog = await holdIdleBodies(port, IDLE_BODIES, sockets);
+    const hogged = await measure('hogged');
+    rows.push({
+      stage: `ingestion: valid requests (16 in flight) while one other address also holds ${IDLE_BODIES} idle 1 MiB bodies`,
+      value: hogged.p99,
+      unit: 'ms p99',
+      notes:
+        `p50 ${hogged.p50} ms, ${round(hogged.rate, 0)} accepted/s (${hogged.ok}/${hogged.count}), rejected: ${hogged.others}; ` +
+        `of its bodies ${hog.held} held (${round(hog.bufferedBytes / 1024 / 1024, 1)} MiB buffered), ${hog.refused} refused; must be p99 < 100 ms, 0 rejected`,
+    });
   } finally {
     if (trickle) clearInterval(trickle);
     for (const socket of sockets) socket.destroy();
     await service.stop();
     await db.drop();
   }
+}
+
+/**
+ * `count` requests from 127.0.0.2 (one client; the valid load comes from 127.0.0.1),
+ * each declaring 1 MiB and sending all of it but the last byte, then idle; their sockets join
+ * `sockets`. Resolves once the service has taken every byte it will: how many it
+ * holds and refused, and the bytes buffered.
+ */
+async function holdIdleBodies(port: number, count: number, sockets: import('node:net').Socket[]): Promise<{ held: number; refused: number; bufferedBytes: number }> {
+  const { connect } = await import('node:net');
+  const declared = 1024 * 1024;
+  const head = `POST /webhooks/stripe-acme HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${declared}\r\n\r\n`;
+  const body = Buffer.alloc(declared - 1, 'x');
+  let refused = 0;
+  for (let i = 0; i < count; i++) {
+    const socket = connect({ port, host: '127.0.0.1', localAddress: '127.0.0.2' });
+    socket.on('error', () => undefined);
+    socket.once('data', () => refused++);
+    socket.write(head);
+    socket.write(body);
+    sockets.push(socket);
+  }
+  const buffered = async () => {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    return Number(/^webhook_intake_buffered_bytes (\d+)/m.exec(text)?.[1] ?? 0);
+  };
+  const deadline = Date.now() + 20_000;
+  let bytes = await buffered();
+  while (bytes + refused * body.length < count * body.length && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    bytes = await buffered();
+  }
+  return { held: Math.round(bytes / body.length), refused, bufferedBytes: bytes };
 }
 
 async function main(): Promise<void> {

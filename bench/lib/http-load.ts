@@ -74,6 +74,12 @@ function drive(port: number, wire: Buffer[], take: () => number, result: LoadRes
       result.latencies.push(performance.now() - sentAt);
       if (status === 200) result.ok.push(current);
       else result.others.set(status, (result.others.get(status) ?? 0) + 1);
+      if (/\r\nconnection: *close/i.test(head)) {
+        // The service closes after this answer (a 503 that left a body unread): go on, like any client, on a new connection.
+        current = -1;
+        socket.destroy();
+        return drive(port, wire, take, result).then(resolve, reject);
+      }
       send();
     });
   });

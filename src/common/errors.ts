@@ -51,6 +51,13 @@ export class PayloadTooLargeError extends AppError {
   }
 }
 
+/** A JSON body nested deeper than MAX_PAYLOAD_DEPTH (common/json-depth.ts): no walk of it is safe, so it is never stored. */
+export class PayloadTooDeepError extends BadRequestError {
+  constructor(max: number) {
+    super('payload_too_deep', `JSON nested deeper than ${max} levels`);
+  }
+}
+
 /** The database is unreachable or a commit's outcome is unknown: the sender must retry. */
 export class ServiceUnavailableError extends AppError {
   constructor(reason = 'database_unavailable', retryAfterSeconds = 5) {

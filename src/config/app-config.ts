@@ -120,9 +120,19 @@ export interface AppConfig {
   /**
    * What a stranger can hold before authentication: the accept queue (waiters past
    * `queueMax` or waiting longer than `queueWaitMs` get 503) and the bytes buffered
-   * across all webhook requests in flight.
+   * across all webhook requests in flight; and what one client (its address, read
+   * through `trustedProxies` hops of X-Forwarded-For) may hold of each, so one
+   * client filling its share leaves the others answered.
    */
-  intake: { queueMax: number; queueWaitMs: number; bufferMaxBytes: number };
+  intake: {
+    queueMax: number;
+    queueWaitMs: number;
+    bufferMaxBytes: number;
+    bufferPerClientMaxBytes: number;
+    /** Accepts in flight (queued or committing) per client. */
+    queuePerClientMax: number;
+    trustedProxies: number;
+  };
   /** HTTP server bounds: the headers and the whole request must arrive in time; open connections are capped. */
   http: { headersTimeoutMs: number; bodyTimeoutMs: number; maxConnections: number };
   /** coalesceMs: while wake-ups keep coming, claims start at most this often, so each takes several events. */

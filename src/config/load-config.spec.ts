@@ -331,4 +331,13 @@ describe('payload key ring (PAYLOAD_KEYS, PAYLOAD_KEYS_FILE)', () => {
     expect(load({}, [stripe({ omit: ['data.object.shipping'] })]).endpoints.get('stripe-acme')!.omit).toEqual(['data.object.shipping']);
     expect(errorOf(() => load({}, [stripe({ omit: ['data object'] })]))).toMatch(/endpoints\.0\.omit\.0: a JSON path of dot-separated keys/);
   });
+
+  it("gives each intake client a share of the totals: an eighth of the buffer and a quarter of the queue, never more than the buffer", () => {
+    expect(load({}).intake).toMatchObject({ bufferPerClientMaxBytes: 16 * 1024 * 1024, queuePerClientMax: 1024, trustedProxies: 0 });
+    expect(load({ INGEST_BUFFER_MAX_BYTES: '80000', INGEST_QUEUE_MAX: '2' }).intake).toMatchObject({ bufferPerClientMaxBytes: 10000, queuePerClientMax: 1 });
+    expect(load({ INGEST_BUFFER_PER_CLIENT_MAX_BYTES: '5000', INGEST_TRUSTED_PROXIES: '1' }).intake).toMatchObject({ bufferPerClientMaxBytes: 5000, trustedProxies: 1 });
+    expect(errorOf(() => load({ INGEST_BUFFER_MAX_BYTES: '4096', INGEST_BUFFER_PER_CLIENT_MAX_BYTES: '8192' }))).toMatch(
+      /^INGEST_BUFFER_PER_CLIENT_MAX_BYTES: expected an integer between 1024 and 4096/,
+    );
+  });
 });

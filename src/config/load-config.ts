@@ -32,6 +32,21 @@ function daysOrForever(name: string, env: Env, fallback: number, min: number): n
   return days;
 }
 
+/** The intake bounds; a client's shares default to a fraction of the totals and never exceed them. */
+function intakeLimits(env: Env): AppConfig['intake'] {
+  const queueMax = int('INGEST_QUEUE_MAX', env, 4096, 1, 1_000_000);
+  const bufferMaxBytes = int('INGEST_BUFFER_MAX_BYTES', env, 128 * 1024 * 1024, 1024, 16 * 1024 * 1024 * 1024);
+  return {
+    queueMax,
+    queueWaitMs: int('INGEST_QUEUE_WAIT_MS', env, 8000, 10, 60_000),
+    bufferMaxBytes,
+    bufferPerClientMaxBytes: int('INGEST_BUFFER_PER_CLIENT_MAX_BYTES', env, Math.floor(bufferMaxBytes / 8), 1024, bufferMaxBytes),
+    // Accepts in flight, queued or committing: at most a batch per flusher more than the queue holds.
+    queuePerClientMax: int('INGEST_QUEUE_PER_CLIENT_MAX', env, Math.max(1, Math.floor(queueMax / 4)), 1, 1_000_000),
+    trustedProxies: int('INGEST_TRUSTED_PROXIES', env, 0, 0, 10),
+  };
+}
+
 function bool(name: string, env: Env, fallback: boolean): boolean {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -384,11 +399,7 @@ export function loadConfig(env: Env): AppConfig {
     generatedAdminToken,
     destinations: loadDestinationVariables(env, relayTimeoutMs),
     roles: parseRoles(env),
-    intake: {
-      queueMax: int('INGEST_QUEUE_MAX', env, 4096, 1, 1_000_000),
-      queueWaitMs: int('INGEST_QUEUE_WAIT_MS', env, 8000, 10, 60_000),
-      bufferMaxBytes: int('INGEST_BUFFER_MAX_BYTES', env, 128 * 1024 * 1024, 1024, 16 * 1024 * 1024 * 1024),
-    },
+    intake: intakeLimits(env),
     http: httpLimits(env),
     ingestBatch: {
       maxBatch: int('INGEST_BATCH_MAX', env, 128, 1, 1000),

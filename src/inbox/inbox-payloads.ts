@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { jsonDepthExceeds, MAX_PAYLOAD_DEPTH, valueDepthExceeds } from '../common/json-depth';
 import { KeyRing, SealBrokenError, UnknownKeyError } from '../crypto/key-ring';
 
 /** The three payload columns of an inbox row. */
@@ -9,10 +10,16 @@ export interface StoredPayload {
   payload_key_id: string | null;
 }
 
-/** Why a stored payload could not be read: the worker quarantines `payload_decryption_failed`, retries `payload_key_unknown`. */
-export type PayloadUnreadable = 'payload_decryption_failed' | 'payload_key_unknown';
+/**
+ * Why a stored payload could not be read: the worker quarantines `payload_decryption_failed`
+ * and `payload_too_deep` (nested past MAX_PAYLOAD_DEPTH: stored before receipt refused
+ * such bodies, or by hand), retries `payload_key_unknown`.
+ */
+export type PayloadUnreadable = 'payload_decryption_failed' | 'payload_key_unknown' | 'payload_too_deep';
 
 export type OpenedPayload = { ok: true; payload: unknown } | { ok: false; reason: PayloadUnreadable; message: string };
+
+const TOO_DEEP: OpenedPayload = { ok: false, reason: 'payload_too_deep', message: `payload nested deeper than ${MAX_PAYLOAD_DEPTH} levels` };
 
 /** What the row a sealed payload belongs to is known by before its insert: its identity. */
 function context(sourceScope: string, eventId: string): string[] {
@@ -48,11 +55,12 @@ export class InboxPayloads {
     return { payload: null, payload_sealed: sealed, payload_key_id: keyId };
   }
 
-  /** The parsed payload of a row (null when purged), or why it cannot be read. */
+  /** The parsed payload of a row (null when purged), or why it cannot be read; never one too deep for a walk. */
   open(row: SealedRow & { payload: unknown }): OpenedPayload {
-    if (row.payload_sealed == null) return { ok: true, payload: row.payload ?? null };
+    if (row.payload_sealed == null) return valueDepthExceeds(row.payload) ? TOO_DEEP : { ok: true, payload: row.payload ?? null };
     const text = this.openSealed(row);
-    return text.ok ? { ok: true, payload: JSON.parse(text.payload as string) } : text;
+    if (!text.ok) return text;
+    return jsonDepthExceeds(text.payload as string) ? TOO_DEEP : { ok: true, payload: JSON.parse(text.payload as string) };
   }
 
   /** The JSON text of a sealed payload, or why it cannot be read. */

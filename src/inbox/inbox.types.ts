@@ -1,4 +1,5 @@
 import type { ProviderReading } from '../provider-api/state-reader';
+import type { PayloadUnreadable } from './inbox-payloads';
 
 export type { ProviderReading };
 
@@ -58,7 +59,7 @@ export interface InboxEvent extends InboxIdentity {
   /** The verified body as stored (after the endpoint's `omit`), parsed; null once purged, undefined when `unreadable`. */
   payload: any;
   /** The stored payload did not open (inbox-payloads.ts): the worker quarantines or retries, never runs a handler. */
-  unreadable?: { reason: 'payload_decryption_failed' | 'payload_key_unknown'; message: string };
+  unreadable?: { reason: PayloadUnreadable; message: string };
   /** Failed attempts before this one. */
   attempts: number;
   receivedAt: Date;

@@ -4,7 +4,8 @@ import { hash } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { APP_CONFIG, AppConfig, EndpointConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
-import { AppError, BadRequestError, NotFoundError, ServiceUnavailableError } from '../common/errors';
+import { AppError, BadRequestError, NotFoundError, PayloadTooDeepError, ServiceUnavailableError } from '../common/errors';
+import { jsonDepthExceeds, MAX_PAYLOAD_DEPTH, valueDepthExceeds } from '../common/json-depth';
 import { describe } from '../common/error-response';
 import { isInvalidData } from '../common/database-errors';
 import { InboxService } from '../inbox/inbox.service';
@@ -58,7 +59,7 @@ export class IngestionService {
     const endpoint = this.endpoint(endpointId);
     span?.setAttributes({ 'webhook.endpoint_id': endpoint.id, 'webhook.provider': endpoint.provider, 'webhook.tenant_id': endpoint.tenantId });
     const rawBody = await this.readBody(endpoint, req, hold);
-    return this.accept(endpoint, req.headers, rawBody, span);
+    return this.accept(endpoint, req.headers, rawBody, hold, span);
   }
 
   private endpoint(endpointId: string): EndpointConfig {
@@ -92,6 +93,7 @@ export class IngestionService {
     endpoint: EndpointConfig,
     headers: IncomingHttpHeaders,
     rawBody: Buffer,
+    hold: BodyHold,
     span?: Span,
   ): Promise<IngestionResult | HandshakeResult> {
     let event: VerifiedEvent;
@@ -101,6 +103,8 @@ export class IngestionService {
       const verified = this.providers.get(endpoint.provider).verify({ headers, rawBody }, endpoint, this.clock.now());
       if (isHandshake(verified)) return this.handshake(endpoint, verified.handshake);
       event = verified;
+      // Before any walk of it (omit, the admin view): one pass over the bytes, no recursion.
+      if (jsonDepthExceeds(rawBody, MAX_PAYLOAD_DEPTH)) throw new PayloadTooDeepError(MAX_PAYLOAD_DEPTH);
       // JSON is UTF-8 (RFC 8259): a lossy decode would store text whose bytes are not the signed ones.
       const decoded = utf8Text(rawBody);
       if (decoded === undefined) throw new BadRequestError('malformed_json', 'body is not valid UTF-8');
@@ -115,7 +119,7 @@ export class IngestionService {
     }
     span?.setAttribute('webhook.event_type', event.eventType);
 
-    return this.acceptVerified(endpoint, event, text, hash('sha256', rawBody, 'hex'), span);
+    return this.acceptVerified(endpoint, event, text, hash('sha256', rawBody, 'hex'), hold, span);
   }
 
   /**
@@ -129,6 +133,7 @@ export class IngestionService {
     const provider = this.providers.get(endpoint.provider);
     if (!provider.fromApi) throw new Error(`provider ${endpoint.provider} cannot identify events read from its API`);
     const event = provider.fromApi(object);
+    if (valueDepthExceeds(object, MAX_PAYLOAD_DEPTH)) throw new PayloadTooDeepError(MAX_PAYLOAD_DEPTH);
     const text = JSON.stringify(object);
     if (JSON_NUL_ESCAPE.test(text)) throw new BadRequestError('unsupported_json', 'JSON strings may not contain \\u0000');
     const result = await this.acceptVerified(endpoint, event, text, hash('sha256', text, 'hex'));
@@ -146,13 +151,18 @@ export class IngestionService {
     event: VerifiedEvent,
     text: string,
     payloadSha256: string,
+    hold?: BodyHold,
     span?: Span,
   ): Promise<IngestionResult> {
     const sourceScope = scopeOf(endpoint, event);
     const ignoredReason = this.ignoredReason(endpoint, event);
+    // Minimised before storage; the digest stays the evidence of the bytes received.
+    const payloadJson = endpoint.omit ? omitPaths(text, endpoint.omit) : text;
     let result;
     const commit = span && this.tracing.startSpan('webhook.commit');
     try {
+      // A webhook's place in the accept queue counts against its client's share (reconciliation has no client).
+      hold?.admit();
       result = await this.inbox.accept({
         sourceScope,
         eventId: event.eventId,
@@ -160,8 +170,7 @@ export class IngestionService {
         provider: endpoint.provider,
         endpointId: endpoint.id,
         eventType: event.eventType,
-        // Minimised before storage; the digest stays the evidence of the bytes received.
-        payloadJson: endpoint.omit ? omitPaths(text, endpoint.omit) : text,
+        payloadJson,
         payloadSha256,
         verifiedWith: event.verifiedWith,
         sourceFacts: event.source,
@@ -175,7 +184,7 @@ export class IngestionService {
         throw new BadRequestError('unsupported_json', 'the JSON body cannot be stored');
       }
       if (error instanceof AppError && error.status === 503) {
-        // The accept queue was full, or the commit did not answer within its deadline.
+        // The accept queue (or the client's share of it) was full, or the commit did not answer within its deadline.
         throw this.rejected(endpoint, error);
       }
       // Unknown outcome: the provider must retry; the unique identity absorbs the retry.

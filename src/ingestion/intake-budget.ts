@@ -1,26 +1,39 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { IncomingMessage } from 'node:http';
 import { Gauge } from 'prom-client';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { BusyError } from '../common/errors';
 import { InboxService } from '../inbox/inbox.service';
 import { MetricsRegistry } from '../observability/metrics.registry';
+import { intakeClientOf } from './intake-client';
 
-/** The bytes one request has taken from the budget; `close()` gives them back. */
+/** What one request has taken from the budget; `close()` gives it all back. */
 export interface BodyHold {
-  /** Takes `bytes` more; throws BusyError (503, connection closed) past the budget. */
+  /** Takes `bytes` more; throws BusyError (503, connection closed) past the budget or past its client's share of it. */
   take(bytes: number): void;
+  /** Takes a place among its client's accepts in flight (queued or committing); throws BusyError (503) past the client's share. */
+  admit(): void;
   close(): void;
+}
+
+/** What one client holds: bytes buffered and accepts in flight. */
+interface ClientShare {
+  bytes: number;
+  accepts: number;
 }
 
 /**
  * The memory strangers may fill before any signature is checked: a body can only
  * be verified once it is whole, so every webhook request in flight buffers its
  * bytes until its commit answers. One budget across all of them, so many slow
- * or large senders together cannot exhaust the heap.
+ * or large senders together cannot exhaust the heap; and a share of it, and of
+ * the accept queue, per client (intake-client.ts), so one client filling its
+ * share is refused (`intake_client_busy`) while the others are still answered.
  */
 @Injectable()
 export class IntakeBudget {
   private buffered = 0;
+  private readonly clients = new Map<string, ClientShare>();
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig, registry: MetricsRegistry, inbox: InboxService) {
     const budget = this;
@@ -42,18 +55,44 @@ export class IntakeBudget {
     });
   }
 
-  open(): BodyHold {
+  /** A hold for the request `req`, charged to its client. */
+  open(req: IncomingMessage): BodyHold {
+    const limits = this.config.intake;
+    const client = intakeClientOf(req.socket.remoteAddress, req.headers['x-forwarded-for'], limits.trustedProxies);
     let held = 0;
+    let admitted = false;
+    // The client's entry is looked up each time: it is dropped whenever its last hold gives everything back.
     return {
       take: (bytes) => {
-        if (this.buffered + bytes > this.config.intake.bufferMaxBytes) throw new BusyError('intake_busy', 1, true);
+        const mine = this.shareOf(client);
+        if (this.buffered + bytes > limits.bufferMaxBytes) throw new BusyError('intake_busy', 1, true);
+        if (mine.bytes + bytes > limits.bufferPerClientMaxBytes) throw new BusyError('intake_client_busy', 1, true);
         this.buffered += bytes;
+        mine.bytes += bytes;
         held += bytes;
       },
+      admit: () => {
+        const mine = this.shareOf(client);
+        if (mine.accepts >= limits.queuePerClientMax) throw new BusyError('intake_client_busy', 1);
+        mine.accepts++;
+        admitted = true;
+      },
       close: () => {
+        const mine = this.clients.get(client);
+        if (!mine) return;
         this.buffered -= held;
+        mine.bytes -= held;
+        if (admitted) mine.accepts--;
+        if (mine.bytes === 0 && mine.accepts === 0) this.clients.delete(client);
         held = 0;
+        admitted = false;
       },
     };
+  }
+
+  private shareOf(client: string): ClientShare {
+    let share = this.clients.get(client);
+    if (!share) this.clients.set(client, (share = { bytes: 0, accepts: 0 }));
+    return share;
   }
 }

@@ -35,3 +35,10 @@ describe('pathsOverlap', () => {
     expect(pathsOverlap(omitted, read)).toBe(expected);
   });
 });
+
+describe('omitPaths on a body past the depth bound', () => {
+  it('refuses it (payload_too_deep) instead of recursing into it', () => {
+    const json = `{"data":{"object":${'['.repeat(600)}${']'.repeat(600)}}}`;
+    expect(() => omitPaths(json, ['data.object.shipping'])).toThrow(expect.objectContaining({ reason: 'payload_too_deep', status: 400 }));
+  });
+});

@@ -37,7 +37,7 @@ export class WebhookRoute {
   private async receive(rawEndpointId: string, req: IncomingMessage, res: ServerResponse, span?: Span): Promise<void> {
     // The body's bytes count against the shared budget until the answer: they are held until the commit.
     // A client that disconnects meanwhile changes nothing: the accept runs to its end either way.
-    const hold = this.budget.open();
+    const hold = this.budget.open(req);
     try {
       const result = await this.ingestion.receive(decodeParam(rawEndpointId), req, hold, span);
       span?.setAttribute('webhook.outcome', result.status);

@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { connect, Socket } from 'node:net';
 import request from 'supertest';
 import { Client } from 'pg';
@@ -16,12 +17,13 @@ interface Raw {
   closed: () => boolean;
 }
 
-function open(url: string): Promise<Raw> {
+/** A raw connection to the app, from `localAddress` (any of 127.0.0.0/8 on loopback: a client of its own). */
+function open(url: string, localAddress?: string): Promise<Raw> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     let text = '';
     let closed = false;
-    const socket = connect(Number(port), hostname, () => resolve({ socket, received: () => text, closed: () => closed }));
+    const socket = connect({ port: Number(port), host: hostname, localAddress }, () => resolve({ socket, received: () => text, closed: () => closed }));
     socket.on('data', (d) => (text += d.toString('latin1')));
     socket.on('close', () => (closed = true));
     socket.on('error', (e) => (closed ? undefined : reject(e)));
@@ -36,6 +38,23 @@ function head(signed: { headers: Record<string, string>; body: string }): string
 
 const post = (t: TestApp, signed: { headers: Record<string, string>; body: string }) =>
   request(t.url).post('/webhooks/stripe-acme').set(signed.headers).send(signed.body);
+
+/** A signed webhook sent from `localAddress`: its status and reason. */
+function postFrom(t: TestApp, localAddress: string, signed: { headers: Record<string, string>; body: string }): Promise<{ status: number; reason?: string }> {
+  const { hostname, port } = new URL(t.url);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: hostname, port: Number(port), localAddress, method: 'POST', path: '/webhooks/stripe-acme', headers: { ...signed.headers, 'Content-Length': Buffer.byteLength(signed.body) } },
+      (res) => {
+        let text = '';
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode!, reason: JSON.parse(text).reason }));
+      },
+    );
+    req.on('error', reject);
+    req.end(signed.body);
+  });
+}
 
 /** Everything before authentication is bounded: deadlines, bytes buffered, connections, the accept queue. */
 describe('Intake limits before authentication', () => {
@@ -89,7 +108,7 @@ describe('Intake limits before authentication', () => {
   describe('bytes buffered and connections', () => {
     let t: TestApp;
     beforeAll(async () => {
-      t = await startTestApp({ databaseUrl: db.url, endpoints, env: { INGEST_BUFFER_MAX_BYTES: '2000', HTTP_MAX_CONNECTIONS: '4' } });
+      t = await startTestApp({ databaseUrl: db.url, endpoints, env: { INGEST_BUFFER_MAX_BYTES: '2000', INGEST_BUFFER_PER_CLIENT_MAX_BYTES: '2000', HTTP_MAX_CONNECTIONS: '4' } });
     });
     afterAll(async () => t?.close());
 
@@ -127,6 +146,91 @@ describe('Intake limits before authentication', () => {
     });
   });
 
+  describe('per-client shares', () => {
+    let t: TestApp;
+    let locker: Client;
+    beforeAll(async () => {
+      t = await startTestApp({
+        databaseUrl: db.url,
+        endpoints,
+        env: {
+          INGEST_BUFFER_MAX_BYTES: '40000',
+          INGEST_BUFFER_PER_CLIENT_MAX_BYTES: '10000',
+          INGEST_FLUSHERS: '1',
+          INGEST_BATCH_MAX: '1',
+          INGEST_QUEUE_MAX: '8',
+          INGEST_QUEUE_PER_CLIENT_MAX: '2',
+          INGEST_QUEUE_WAIT_MS: '5000',
+        },
+      });
+      locker = new Client({ connectionString: db.url });
+      await locker.connect();
+    });
+    afterAll(async () => {
+      await locker?.end();
+      await t?.close();
+    });
+
+    it('one address holding idle partial bodies past its share of the buffer: it gets 503 intake_client_busy, another address is accepted at once', async () => {
+      // 12 bodies of 4,500 declared bytes, 4,000 sent, then idle: 48,000 bytes would fill the whole budget.
+      const idle: Raw[] = [];
+      try {
+        for (let i = 0; i < 12; i++) {
+          const big = signStripe(stripeEvent({ id: `evt_hog_${i}`, padding: 'x'.repeat(4300) }), SECRET);
+          const raw = await open(t.url, '127.0.0.2');
+          raw.socket.write(head(big) + big.body.slice(0, 4000));
+          idle.push(raw);
+        }
+        const answered = () => idle.filter((r) => r.received() !== '').length;
+        await waitFor('every idle body to be buffered or refused', async () => (await gauge(t, 'webhook_intake_buffered_bytes')) + 4000 * answered() >= 48000);
+
+        const started = Date.now();
+        const genuine = await postFrom(t, '127.0.0.3', signStripe(stripeEvent({ id: 'evt_genuine' }), SECRET));
+        expect(genuine).toEqual({ status: 200, reason: undefined });
+        expect(Date.now() - started).toBeLessThan(1000);
+
+        // Its share (10,000 bytes) holds two of the bodies; the rest were refused as they came.
+        const refused = idle.filter((r) => r.received().startsWith('HTTP/1.1 503'));
+        expect(refused.length).toBe(10);
+        expect(refused[0].received()).toContain('"reason":"intake_client_busy"');
+        expect(await gauge(t, 'webhook_intake_buffered_bytes')).toBe(8000);
+        // The hogging address itself is refused while its share is full.
+        const more = await postFrom(t, '127.0.0.2', signStripe(stripeEvent({ id: 'evt_hog_more', padding: 'x'.repeat(3000) }), SECRET));
+        expect(more).toEqual({ status: 503, reason: 'intake_client_busy' });
+      } finally {
+        for (const r of idle) r.socket.destroy();
+      }
+      expect((await db.query<{ event_id: string }>('SELECT event_id FROM webhook_inbox')).map((r) => r.event_id)).toEqual(['evt_genuine']);
+    });
+
+    it('one address past its share of the accept queue: 503 intake_client_busy at once, another address still queued and accepted', async () => {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE webhook_inbox IN EXCLUSIVE MODE');
+      let released = false;
+      const release = async () => {
+        if (!released) await locker.query('ROLLBACK');
+        released = true;
+      };
+      try {
+        const hog = ['evt_qa1', 'evt_qa2'].map((id) => postFrom(t, '127.0.0.2', signStripe(stripeEvent({ id }), SECRET)));
+        await waitFor('the first address to fill its share', async () => (await gauge(t, 'webhook_intake_queued')) >= 1);
+        const over = await postFrom(t, '127.0.0.2', signStripe(stripeEvent({ id: 'evt_qa3' }), SECRET));
+        expect(over).toEqual({ status: 503, reason: 'intake_client_busy' });
+        const other = postFrom(t, '127.0.0.3', signStripe(stripeEvent({ id: 'evt_qb1' }), SECRET));
+        await waitFor('the other address to be queued', async () => (await gauge(t, 'webhook_intake_queued')) >= 2);
+        await release();
+        expect(await Promise.all([...hog, other])).toEqual([200, 200, 200].map((status) => ({ status, reason: undefined })));
+      } finally {
+        await release();
+      }
+      expect((await db.query<{ event_id: string }>('SELECT event_id FROM webhook_inbox ORDER BY event_id')).map((r) => r.event_id)).toEqual([
+        'evt_qa1',
+        'evt_qa2',
+        'evt_qb1',
+      ]);
+    });
+  });
+
   describe('the accept queue', () => {
     let t: TestApp;
     let locker: Client;
@@ -134,7 +238,7 @@ describe('Intake limits before authentication', () => {
       t = await startTestApp({
         databaseUrl: db.url,
         endpoints,
-        env: { INGEST_FLUSHERS: '1', INGEST_BATCH_MAX: '1', INGEST_QUEUE_MAX: '2', INGEST_QUEUE_WAIT_MS: '1500' },
+        env: { INGEST_FLUSHERS: '1', INGEST_BATCH_MAX: '1', INGEST_QUEUE_MAX: '2', INGEST_QUEUE_PER_CLIENT_MAX: '100', INGEST_QUEUE_WAIT_MS: '1500' },
       });
       locker = new Client({ connectionString: db.url });
       await locker.connect();
