@@ -10,6 +10,7 @@ import { AttemptHistory1765065600000 } from './1765065600000-attempt-history';
 import { TimelineIndexes1765065601000 } from './1765065601000-timeline-indexes';
 import { TraceContext1765152000000 } from './1765152000000-trace-context';
 import { ExpectRows1765238400000 } from './1765238400000-expect-rows';
+import { ReconciliationOutcomes1765325000000 } from './1765325000000-reconciliation-outcomes';
 import { LifecycleIndexes1765411200000 } from './1765411200000-lifecycle-indexes';
 
 /** Every migration, oldest first. Listed explicitly so ts-jest and the compiled build load the same set. */
@@ -26,5 +27,6 @@ export const MIGRATIONS = [
   TimelineIndexes1765065601000,
   TraceContext1765152000000,
   ExpectRows1765238400000,
+  ReconciliationOutcomes1765325000000,
   LifecycleIndexes1765411200000,
 ];

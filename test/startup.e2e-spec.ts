@@ -28,6 +28,15 @@ describe('start-up', () => {
     expect(result.stderr.trim().split('\n')).toEqual(['PORT: expected an integer between 0 and 65535, got "eighty"']);
   });
 
+  it('refuses a secret equal to its prefix (an empty HMAC key) with one line naming the endpoint and the rule, never the secret', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'wi-start-')), 'endpoints.json');
+    const settings = { secret: { prefix: 'whsec_' }, signature: { header: 'x-sig' }, eventId: { pointer: '/id' }, eventType: { pointer: '/type' } };
+    writeFileSync(file, JSON.stringify({ endpoints: [{ id: 'h', provider: 'hmac', tenantId: 't', secrets: [{ label: 'current', value: 'whsec_' }], settings }] }));
+    const result = runMain({ DATABASE_URL: db.url, WEBHOOK_ENDPOINTS_FILE: file, NODE_ENV: 'development', LOG_LEVEL: 'error' });
+    expect(result.status).toBe(1);
+    expect(result.stderr.trim().split('\n')).toEqual(['WEBHOOK_ENDPOINTS_FILE: endpoint "h": secrets "current": the text after "whsec_" must be at least 16 bytes']);
+  });
+
   it('refuses an endpoints file that names an unknown provider', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'wi-start-')), 'endpoints.json');
     writeFileSync(file, JSON.stringify({ endpoints: [{ id: 'x', provider: 'paypal', tenantId: 't', secrets: [{ label: 'a', value: 'b' }] }] }));

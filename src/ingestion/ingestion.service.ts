@@ -24,6 +24,13 @@ export interface IngestionResult {
   reason?: string;
 }
 
+/** An insert-if-absent's outcome, with what the webhook path counts and logs. */
+interface Accepted extends IngestionResult {
+  sourceScope: string;
+  inboxId: string;
+  digestConflict: boolean;
+}
+
 /** The answer to a verified handshake: the provider's reply, nothing stored. */
 export interface HandshakeResult {
   status: 'handshake';
@@ -119,7 +126,28 @@ export class IngestionService {
     }
     span?.setAttribute('webhook.event_type', event.eventType);
 
-    return this.acceptVerified(endpoint, event, text, hash('sha256', rawBody, 'hex'), hold, span);
+    let accepted: Accepted;
+    try {
+      accepted = await this.acceptVerified(endpoint, event, text, hash('sha256', rawBody, 'hex'), hold, span);
+    } catch (error) {
+      throw this.rejected(endpoint, error);
+    }
+    return this.counted(endpoint, accepted);
+  }
+
+  /** Counts and logs a webhook's outcome (an event read from the API is counted by reconciliation). */
+  private counted(endpoint: EndpointConfig, { inboxId, sourceScope, digestConflict, ...result }: Accepted): IngestionResult {
+    const log = { endpointId: endpoint.id, eventId: result.eventId, sourceScope, inboxId };
+    if (digestConflict) this.metrics.digestConflict(endpoint.id);
+    if (result.status === 'duplicate') this.metrics.duplicate(endpoint.id);
+    else if (result.status === 'ignored') {
+      this.metrics.ignored(endpoint.id, result.reason!);
+      this.logger.log({ ...log, reason: result.reason }, 'webhook ignored');
+    } else {
+      this.metrics.accepted(endpoint.id);
+      this.logger.log(log, 'webhook accepted');
+    }
+    return result;
   }
 
   /**
@@ -129,15 +157,15 @@ export class IngestionService {
    * digest is of the API's JSON as stored, so a later webhook of the same event is a
    * duplicate, not a digest conflict.
    */
-  async acceptFromApi(endpoint: EndpointConfig, object: unknown): Promise<IngestionResult & { sourceScope: string }> {
+  async acceptFromApi(endpoint: EndpointConfig, object: unknown): Promise<IngestionResult> {
     const provider = this.providers.get(endpoint.provider);
     if (!provider.fromApi) throw new Error(`provider ${endpoint.provider} cannot identify events read from its API`);
     const event = provider.fromApi(object);
     if (valueDepthExceeds(object, MAX_PAYLOAD_DEPTH)) throw new PayloadTooDeepError(MAX_PAYLOAD_DEPTH);
     const text = JSON.stringify(object);
     if (JSON_NUL_ESCAPE.test(text)) throw new BadRequestError('unsupported_json', 'JSON strings may not contain \\u0000');
-    const result = await this.acceptVerified(endpoint, event, text, hash('sha256', text, 'hex'));
-    return { ...result, sourceScope: scopeOf(endpoint, event) };
+    const { status, eventId, reason } = await this.acceptVerified(endpoint, event, text, hash('sha256', text, 'hex'));
+    return { status, eventId, reason };
   }
 
   /** Where an event's identity lives: trusted config plus what the provider verified. */
@@ -153,7 +181,7 @@ export class IngestionService {
     payloadSha256: string,
     hold?: BodyHold,
     span?: Span,
-  ): Promise<IngestionResult> {
+  ): Promise<Accepted> {
     const sourceScope = scopeOf(endpoint, event);
     const ignoredReason = this.ignoredReason(endpoint, event);
     // Minimised before storage; the digest stays the evidence of the bytes received.
@@ -179,39 +207,23 @@ export class IngestionService {
         traceContext: span ? traceparentOf(span) : null,
       });
     } catch (error) {
-      if (isInvalidData(error)) {
-        this.metrics.rejected(endpoint.id, 'unsupported_json');
-        throw new BadRequestError('unsupported_json', 'the JSON body cannot be stored');
-      }
-      if (error instanceof AppError && error.status === 503) {
-        // The accept queue (or the client's share of it) was full, or the commit did not answer within its deadline.
-        throw this.rejected(endpoint, error);
-      }
+      if (isInvalidData(error)) throw new BadRequestError('unsupported_json', 'the JSON body cannot be stored');
+      // The accept queue (or the client's share of it) was full, or the commit did not answer within its deadline.
+      if (error instanceof AppError && error.status === 503) throw error;
       // Unknown outcome: the provider must retry; the unique identity absorbs the retry.
-      this.metrics.rejected(endpoint.id, 'database_unavailable');
       this.logger.error({ endpointId: endpoint.id, eventId: event.eventId, err: describe(error) }, 'accept failed');
       throw new ServiceUnavailableError();
     } finally {
       commit?.end();
     }
 
-    const log = { endpointId: endpoint.id, eventId: event.eventId, sourceScope, inboxId: result.id };
     if (result.digestConflict) {
-      this.metrics.digestConflict(endpoint.id);
-      this.logger.warn(log, 'same event id with a different payload: original kept');
+      this.logger.warn({ endpointId: endpoint.id, eventId: event.eventId, sourceScope, inboxId: result.id }, 'same event id with a different payload: original kept');
     }
-    if (result.outcome === 'duplicate') {
-      this.metrics.duplicate(endpoint.id);
-      return { status: 'duplicate', eventId: event.eventId };
-    }
-    if (ignoredReason) {
-      this.metrics.ignored(endpoint.id, ignoredReason);
-      this.logger.log({ ...log, reason: ignoredReason }, 'webhook ignored');
-      return { status: 'ignored', eventId: event.eventId, reason: ignoredReason };
-    }
-    this.metrics.accepted(endpoint.id);
-    this.logger.log(log, 'webhook accepted');
-    return { status: 'accepted', eventId: event.eventId };
+    const stored = { eventId: event.eventId, sourceScope, inboxId: result.id, digestConflict: result.digestConflict };
+    if (result.outcome === 'duplicate') return { status: 'duplicate', ...stored };
+    if (ignoredReason) return { status: 'ignored', reason: ignoredReason, ...stored };
+    return { status: 'accepted', ...stored };
   }
 
   private handshake(endpoint: EndpointConfig, reply: HandshakeResult['reply']): HandshakeResult {

@@ -14,7 +14,7 @@ import { ReconcileContext, ReconcileWindow } from './reconciler';
 import { ReconcilerRegistry } from './reconciler.registry';
 import { ReconciliationMetrics } from './reconciliation.metrics';
 import { ReconciliationRepository, RunProgress } from './reconciliation.repository';
-import { ReconciledOutcome, ReconciliationRun } from './reconciliation.types';
+import { OutcomeCounts, ReconciledOutcome, ReconciliationRun } from './reconciliation.types';
 
 /** A run's lease, renewed by every page and every wait: an instance that dies hands the run over this much later. */
 export const RUN_LEASE_MS = 60_000;
@@ -24,6 +24,13 @@ export const CURSOR_OVERLAP_MS = 5 * 60_000;
 const CALL_TRIES = 5;
 /** The longest wait for one Retry-After inside a run; longer, and the run fails and resumes later. */
 const MAX_WAIT_MS = RUN_LEASE_MS / 3;
+
+/** What one page's missing events became: `accepted` for processing, the rest by outcome and reason. */
+interface PageOutcome {
+  found: number;
+  accepted: number;
+  outcomes: OutcomeCounts;
+}
 
 class LeaseLost extends Error {
   constructor() {
@@ -126,7 +133,7 @@ export class ReconciliationRunner {
     }
   }
 
-  async acceptPage(endpoint: EndpointConfig, events: unknown[], dryRun: boolean): Promise<{ found: number; accepted: number }> {
+  async acceptPage(endpoint: EndpointConfig, events: unknown[], dryRun: boolean): Promise<PageOutcome> {
     const identified = events.map((event) => {
       try {
         return { event, id: this.ingestion.identityOf(endpoint, event) };
@@ -139,20 +146,24 @@ export class ReconciliationRunner {
     const present = await this.inbox.present(valid.map((x) => x.id!));
     const missing = valid.filter((_, i) => !present[i]);
     this.metrics.event(endpoint.id, 'present', valid.length - missing.length);
+    const page: PageOutcome = { found: missing.length, accepted: 0, outcomes: {} };
     if (dryRun) {
       this.metrics.event(endpoint.id, 'would_accept', missing.length);
-      return { found: missing.length, accepted: 0 };
+      return page;
     }
     // All of a page at once: they share the group commit's multi-row insert, like concurrent webhooks.
     // The inbox ids then need not follow the provider's order; the state machine does not need them to.
-    const outcomes = await Promise.all(missing.map(({ event }) => this.acceptOne(endpoint, event)));
-    let accepted = 0;
-    outcomes.forEach(({ outcome, reason }, i) => {
-      if (outcome === 'accepted' || outcome === 'ignored') accepted++;
-      this.metrics.event(endpoint.id, outcome);
+    const results = await Promise.all(missing.map(({ event }) => this.acceptOne(endpoint, event)));
+    results.forEach(({ outcome, reason }, i) => {
+      if (outcome === 'accepted') page.accepted++;
+      else {
+        const key = reason ? `${outcome}:${reason}` : outcome;
+        page.outcomes[key] = (page.outcomes[key] ?? 0) + 1;
+      }
+      this.metrics.event(endpoint.id, outcome, 1, reason);
       this.logger.log({ endpointId: endpoint.id, eventId: missing[i].id!.eventId, outcome, reason }, 'reconciliation brought in a missing event');
     });
-    return { found: missing.length, accepted };
+    return page;
   }
 
   private async acceptOne(endpoint: EndpointConfig, event: unknown): Promise<{ outcome: ReconciledOutcome; reason?: string }> {
@@ -188,6 +199,7 @@ export class ReconciliationRunner {
 class RunContext implements ReconcileContext {
   private calls = 0;
   private readonly total = { listed: 0, foundMissing: 0, accepted: 0, apiCalls: 0 };
+  private readonly outcomes: OutcomeCounts = {};
 
   constructor(
     private readonly run: ReconciliationRun,
@@ -208,8 +220,8 @@ class RunContext implements ReconcileContext {
   }
 
   async accept(events: unknown[], position: string): Promise<void> {
-    const { found, accepted } = await this.runner.acceptPage(this.endpoint, events, this.run.dryRun);
-    await this.store({ position, listed: events.length, foundMissing: found, accepted });
+    const { found, accepted, outcomes } = await this.runner.acceptPage(this.endpoint, events, this.run.dryRun);
+    await this.store({ position, listed: events.length, foundMissing: found, accepted, outcomes });
   }
 
   inInbox(namespace: string, eventIds: string[]): Promise<boolean[]> {
@@ -232,8 +244,8 @@ class RunContext implements ReconcileContext {
     if (this.calls > 0) await this.store({ listed: 0, foundMissing: 0, accepted: 0 });
   }
 
-  totals(): Record<string, number> {
-    return { ...this.total };
+  totals(): Record<string, unknown> {
+    return { ...this.total, outcomes: { ...this.outcomes } };
   }
 
   private async store(p: Omit<RunProgress, 'apiCalls'>): Promise<void> {
@@ -244,6 +256,7 @@ class RunContext implements ReconcileContext {
     this.total.foundMissing += p.foundMissing;
     this.total.accepted += p.accepted;
     this.total.apiCalls += apiCalls;
+    for (const [key, count] of Object.entries(p.outcomes ?? {})) this.outcomes[key] = (this.outcomes[key] ?? 0) + count;
   }
 }
 

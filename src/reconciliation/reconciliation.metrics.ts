@@ -6,15 +6,15 @@ import { ReconciledOutcome } from './reconciliation.types';
 /** What reconciliation runs found, and when each endpoint last succeeded (on the instance that ran it). */
 @Injectable()
 export class ReconciliationMetrics {
-  private readonly events: Counter<'endpoint' | 'outcome'>;
+  private readonly events: Counter<'endpoint' | 'outcome' | 'reason'>;
   private readonly runs: Counter<'endpoint' | 'outcome'>;
   private readonly lastSuccess: Gauge<'endpoint'>;
 
   constructor(registry: MetricsRegistry) {
     this.events = new Counter({
       name: 'reconciled_events_total',
-      help: 'Events listed by reconciliation by endpoint and outcome (present, accepted, ignored, duplicate, would_accept, redelivery_requested, invalid)',
-      labelNames: ['endpoint', 'outcome'],
+      help: 'Events listed by reconciliation by endpoint, outcome (present, accepted, ignored, duplicate, would_accept, redelivery_requested, invalid) and reason (of ignored and invalid ones)',
+      labelNames: ['endpoint', 'outcome', 'reason'],
       registers: [registry],
     });
     this.runs = new Counter({
@@ -31,8 +31,8 @@ export class ReconciliationMetrics {
     });
   }
 
-  event(endpoint: string, outcome: ReconciledOutcome, count = 1): void {
-    if (count > 0) this.events.inc({ endpoint, outcome }, count);
+  event(endpoint: string, outcome: ReconciledOutcome, count = 1, reason = ''): void {
+    if (count > 0) this.events.inc({ endpoint, outcome, reason }, count);
   }
 
   run(endpoint: string, outcome: 'succeeded' | 'failed', at: Date): void {

@@ -1,7 +1,7 @@
 /** SQL of the reconciliation tables (cursors and runs), owned by ReconciliationRepository. */
 
 export const RUN_COLUMNS = `id, endpoint_id, requested_by, reason, dry_run, window_from, window_to, advances_cursor, status,
-  position, listed, found_missing, accepted, api_calls, error, requested_at, started_at, finished_at`;
+  position, listed, found_missing, accepted, outcomes, api_calls, error, requested_at, started_at, finished_at`;
 
 /**
  * A scheduled run of endpoint $1, unless one is waiting or running, or one was
@@ -44,11 +44,19 @@ export const CLAIM_RUN = `
         FOR UPDATE SKIP LOCKED)
   RETURNING ${RUN_COLUMNS}`;
 
-/** Stores a page's progress and renews the lease, fenced by it; no row: the lease was lost. */
+/**
+ * Stores a page's progress and renews the lease, fenced by it; no row: the lease was lost.
+ * `outcomes` adds the page's counts ($10, a flat object of counts) key by key.
+ */
 export const RECORD_PROGRESS = `
   UPDATE reconciliation_runs
      SET position = coalesce($3, position), listed = listed + $4, found_missing = found_missing + $5,
          accepted = accepted + $6, api_calls = api_calls + $7,
+         outcomes = (SELECT coalesce(jsonb_object_agg(key, total), '{}')
+                       FROM (SELECT key, sum(value::bigint) AS total
+                               FROM (SELECT * FROM jsonb_each_text(coalesce(outcomes, '{}'))
+                                     UNION ALL SELECT * FROM jsonb_each_text($10::jsonb)) counts
+                              GROUP BY key) totals),
          locked_until = $8::timestamptz + $9 * interval '1 millisecond'
    WHERE id = $1 AND locked_by = $2 AND status = 'running'
   RETURNING id`;

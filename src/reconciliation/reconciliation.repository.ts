@@ -13,7 +13,7 @@ import {
   REQUEST_RUN,
   SCHEDULE_RUN,
 } from './reconciliation.queries';
-import { ReconciliationCursor, ReconciliationRun, RunStatus } from './reconciliation.types';
+import { OutcomeCounts, ReconciliationCursor, ReconciliationRun, RunStatus } from './reconciliation.types';
 
 interface RunRow {
   id: string;
@@ -29,6 +29,7 @@ interface RunRow {
   listed: number;
   found_missing: number;
   accepted: number;
+  outcomes: OutcomeCounts | null;
   api_calls: number;
   error: string | null;
   requested_at: Date;
@@ -51,6 +52,7 @@ function toRun(r: RunRow): ReconciliationRun {
     listed: r.listed,
     foundMissing: r.found_missing,
     accepted: r.accepted,
+    ...countsOf(r.outcomes),
     apiCalls: r.api_calls,
     error: r.error,
     requestedAt: r.requested_at,
@@ -59,11 +61,26 @@ function toRun(r: RunRow): ReconciliationRun {
   };
 }
 
+/** The run's answer from its stored counts; all null for a run by a version that did not store them. */
+function countsOf(outcomes: OutcomeCounts | null): Pick<ReconciliationRun, 'duplicates' | 'ignored' | 'invalid' | 'byReason'> {
+  if (!outcomes) return { duplicates: null, ignored: null, invalid: null, byReason: null };
+  const totals: Record<string, number> = { duplicate: 0, ignored: 0, invalid: 0 };
+  const byReason: Record<string, number> = {};
+  for (const [key, count] of Object.entries(outcomes)) {
+    const [outcome, reason] = key.split(':', 2);
+    totals[outcome] = (totals[outcome] ?? 0) + count;
+    if (reason) byReason[reason] = (byReason[reason] ?? 0) + count;
+  }
+  return { duplicates: totals.duplicate, ignored: totals.ignored, invalid: totals.invalid, byReason };
+}
+
 export interface RunProgress {
   position?: string;
   listed: number;
   foundMissing: number;
   accepted: number;
+  /** The page's other outcomes, added to the run's. */
+  outcomes?: OutcomeCounts;
   apiCalls: number;
 }
 
@@ -124,6 +141,7 @@ export class ReconciliationRepository {
       p.apiCalls,
       now,
       leaseMs,
+      JSON.stringify(p.outcomes ?? {}),
     ]);
     return rows.length === 1;
   }

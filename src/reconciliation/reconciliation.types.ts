@@ -17,7 +17,16 @@ export interface ReconciliationRun {
   position: string | null;
   listed: number;
   foundMissing: number;
+  /** Of those found missing, accepted for processing. */
   accepted: number;
+  /** Of those found missing, already taken by a webhook meanwhile; null: a run by an older version, which did not count them. */
+  duplicates: number | null;
+  /** Stored as `ignored` (the endpoint does not act on them); null as for `duplicates`. */
+  ignored: number | null;
+  /** Not storable (e.g. `unsupported_json`); null as for `duplicates`. */
+  invalid: number | null;
+  /** The ignored and invalid ones by reason (`unexpected_source`, `event_type_not_accepted`, `unsupported_json`, ...). */
+  byReason: Record<string, number> | null;
   apiCalls: number;
   error: string | null;
   requestedAt: Date;
@@ -30,6 +39,13 @@ export interface ReconciliationCursor {
   cursorAt: Date;
   lastSuccessAt: Date | null;
 }
+
+/**
+ * What the acceptance path did with a run's missing events besides accepting
+ * them, as stored in `reconciliation_runs.outcomes`: `duplicate`,
+ * `ignored:<reason>`, `invalid:<reason>` to their counts.
+ */
+export type OutcomeCounts = Record<string, number>;
 
 /** What a run did with one event it listed. */
 export type ReconciledOutcome = 'present' | 'accepted' | 'ignored' | 'duplicate' | 'would_accept' | 'redelivery_requested' | 'invalid';

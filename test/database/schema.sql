@@ -119,7 +119,8 @@ CREATE TABLE reconciliation_runs (
   locked_until timestamp with time zone,
   requested_at timestamp with time zone NOT NULL DEFAULT now(),
   started_at timestamp with time zone,
-  finished_at timestamp with time zone
+  finished_at timestamp with time zone,
+  outcomes jsonb
 );
 
 CREATE TABLE schema_migrations (

@@ -5,7 +5,7 @@ import { signStripe } from '../support/signers';
 import { TestApp } from '../support/test-app';
 import { TestDatabase } from '../support/test-database';
 
-export const STRIPE_SECRET = 'whsec_worker_tests';
+export const STRIPE_SECRET = 'whsec_worker_tests_0123456789';
 export const TENANT = 'acme';
 export const ENDPOINTS = [
   { id: 'stripe-acme', provider: 'stripe', tenantId: TENANT, secrets: [{ label: 'current', value: STRIPE_SECRET }] },

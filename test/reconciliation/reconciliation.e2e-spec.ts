@@ -183,8 +183,8 @@ describe('reconciliation: Stripe events that never arrived', () => {
     expect(await lastRun(db)).toMatchObject({ status: 'succeeded', found_missing: 1, accepted: 1, advances_cursor: false });
     expect(await db.query(`SELECT verified_with FROM webhook_inbox WHERE event_id = $1`, [missing.id])).toEqual([{ verified_with: 'api' }]);
     const metrics = await request(t.url).get('/metrics');
-    expect(metrics.text).toMatch(/reconciled_events_total\{endpoint="stripe-acme",outcome="accepted"\} \d+/);
-    expect(metrics.text).toMatch(/reconciled_events_total\{endpoint="stripe-acme",outcome="would_accept"\} 1/);
+    expect(metrics.text).toMatch(/reconciled_events_total\{endpoint="stripe-acme",outcome="accepted",reason=""\} \d+/);
+    expect(metrics.text).toMatch(/reconciled_events_total\{endpoint="stripe-acme",outcome="would_accept",reason=""\} 1/);
     expect(metrics.text).toMatch(/reconciliation_last_success_timestamp_seconds\{endpoint="stripe-acme"\} \d+/);
   });
 

@@ -1,6 +1,7 @@
 import { EndpointConfig } from '../../config/app-config';
 import { BadRequestError, UnauthorizedError } from '../../common/errors';
 import { hmacSha256, safeEqual } from './hmac';
+import { SecretForm } from './secret-form';
 import {
   header,
   liveSecrets,
@@ -22,6 +23,10 @@ import {
 export class GithubProvider implements WebhookProvider {
   readonly expects = { hookId: 'string' } as const;
   readonly reads: readonly string[] = [];
+
+  secretForm(): SecretForm {
+    return { encoding: 'utf8' };
+  }
 
   verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent {
     const signature = header(request.headers, 'x-hub-signature-256');

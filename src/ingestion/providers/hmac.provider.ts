@@ -3,6 +3,7 @@ import { EndpointConfig } from '../../config/app-config';
 import { BadRequestError, UnauthorizedError } from '../../common/errors';
 import { safeEqual } from './hmac';
 import { HmacSettings, hmacSettingsSchema, isPointer, parseTemplate, resolvePointer, TemplatePart } from './hmac-scheme';
+import { keyMaterial, SecretForm } from './secret-form';
 import {
   header,
   liveSecrets,
@@ -85,9 +86,12 @@ export class HmacProvider implements WebhookProvider {
     return problems;
   }
 
+  secretForm(endpoint: EndpointConfig): SecretForm {
+    return this.scheme(endpoint).settings.secret;
+  }
+
   verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent {
-    const scheme = this.schemes.get(endpoint.id);
-    if (!scheme) throw new Error(`hmac endpoint "${endpoint.id}" was not configured`);
+    const scheme = this.scheme(endpoint);
     const { settings } = scheme;
     const { signatures, pairTimestamp } = readSignatureHeader(request, settings);
 
@@ -142,16 +146,18 @@ export class HmacProvider implements WebhookProvider {
       source,
     };
   }
+
+  private scheme(endpoint: EndpointConfig): Scheme {
+    const scheme = this.schemes.get(endpoint.id);
+    if (!scheme) throw new Error(`hmac endpoint "${endpoint.id}" was not configured`);
+    return scheme;
+  }
 }
 
-function secretKey(value: string, { encoding, prefix }: HmacSettings['secret']): Buffer | undefined {
-  if (prefix) {
-    if (!value.startsWith(prefix)) return undefined;
-    value = value.slice(prefix.length);
-  }
-  if (encoding === 'utf8') return Buffer.from(value, 'utf8');
-  const valid = encoding === 'hex' ? /^(?:[0-9a-fA-F]{2})+$/ : /^[A-Za-z0-9+/]+={0,2}$/;
-  return valid.test(value) ? Buffer.from(value, encoding) : undefined;
+/** The key after the configured prefix, which unlike a built-in provider's must be there. */
+function secretKey(value: string, form: HmacSettings['secret']): Buffer | undefined {
+  if (form.prefix && !value.startsWith(form.prefix)) return undefined;
+  return keyMaterial(value, form);
 }
 
 /** The signatures in the header (decoded) and, for `key=value` pairs, the timestamp among them. */

@@ -3,6 +3,7 @@ import { DiscoveryService } from '@nestjs/core';
 import { discoverNamed } from '../../common/discovery';
 import { APP_CONFIG, AppConfig, EndpointConfig } from '../../config/app-config';
 import { ConfigError } from '../../config/config.error';
+import { secretProblem } from './secret-form';
 import { WEBHOOK_PROVIDER_NAME, WebhookProvider } from './webhook-provider';
 
 /** Finds every @WebhookProviderFor class at start and checks the endpoints file names only known ones. */
@@ -27,7 +28,17 @@ export class ProviderRegistry implements OnModuleInit {
   private problems(endpoint: EndpointConfig): string[] {
     const provider = this.providers.get(endpoint.provider);
     if (!provider) return [`unknown provider "${endpoint.provider}" (known: ${[...this.providers.keys()].join(', ')})`];
-    if (provider.configure) return provider.configure(endpoint);
+    const problems = provider.configure ? provider.configure(endpoint) : this.settingsProblems(provider, endpoint);
+    if (problems.length > 0) return problems;
+    const form = provider.secretForm(endpoint);
+    // Rotation lists included: every secret of the file could verify until its notAfter.
+    return endpoint.secrets.flatMap((secret) => {
+      const problem = secretProblem(secret.value, form);
+      return problem ? [`secrets "${secret.label}": ${problem}`] : [];
+    });
+  }
+
+  private settingsProblems(provider: WebhookProvider, endpoint: EndpointConfig): string[] {
     if (endpoint.settings) return [`settings: provider "${endpoint.provider}" takes no settings`];
     // A typo here would silently ignore every event of the endpoint: refuse to start instead.
     const problems: string[] = [];

@@ -1,6 +1,7 @@
 import { EndpointConfig } from '../../config/app-config';
 import { BadRequestError, UnauthorizedError } from '../../common/errors';
 import { hmacSha256, safeEqual } from './hmac';
+import { SecretForm } from './secret-form';
 import {
   header,
   liveSecrets,
@@ -21,6 +22,11 @@ import {
 export class ShopifyProvider implements WebhookProvider {
   readonly expects = { shopDomain: 'string' } as const;
   readonly reads: readonly string[] = [];
+
+  secretForm(): SecretForm {
+    // Keyed with the whole value; the "shpss_" of newer app secrets is public, so only the rest counts.
+    return { encoding: 'utf8', prefix: 'shpss_' };
+  }
 
   verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent {
     const signature = header(request.headers, 'x-shopify-hmac-sha256');

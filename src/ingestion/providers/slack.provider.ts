@@ -1,6 +1,7 @@
 import { EndpointConfig } from '../../config/app-config';
 import { BadRequestError, UnauthorizedError } from '../../common/errors';
 import { hmacSha256, safeEqual } from './hmac';
+import { SecretForm } from './secret-form';
 import {
   HandshakeReply,
   header,
@@ -25,6 +26,10 @@ import {
 export class SlackProvider implements WebhookProvider {
   readonly expects = { apiAppId: 'string', teamId: 'string' } as const;
   readonly reads: readonly string[] = ['type', 'event_id', 'event.type', 'api_app_id', 'team_id'];
+
+  secretForm(): SecretForm {
+    return { encoding: 'utf8' };
+  }
 
   verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent | HandshakeReply {
     const signature = header(request.headers, 'x-slack-signature');

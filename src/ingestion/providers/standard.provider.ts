@@ -1,6 +1,7 @@
 import { EndpointConfig } from '../../config/app-config';
 import { UnauthorizedError } from '../../common/errors';
 import { hmacSha256, safeEqual } from './hmac';
+import { keyMaterial, SecretForm } from './secret-form';
 import {
   header,
   liveSecrets,
@@ -13,8 +14,13 @@ import {
 } from './webhook-provider';
 
 /** A Standard Webhooks secret is base64, optionally prefixed `whsec_`. */
+const STANDARD_SECRET: SecretForm = { encoding: 'base64', prefix: 'whsec_' };
+
+/** The HMAC key of a secret; its form was checked at start, so anything else is a bug, never an empty key. */
 export function standardSecretKey(secret: string): Buffer {
-  return Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
+  const key = keyMaterial(secret, STANDARD_SECRET);
+  if (!key) throw new Error('a Standard Webhooks secret that is not base64 reached verification');
+  return key;
 }
 
 /**
@@ -28,6 +34,10 @@ export function standardSecretKey(secret: string): Buffer {
 export class StandardWebhooksProvider implements WebhookProvider {
   readonly expects = {};
   readonly reads: readonly string[] = ['type'];
+
+  secretForm(): SecretForm {
+    return STANDARD_SECRET;
+  }
 
   verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent {
     const h = (name: string) => header(request.headers, `webhook-${name}`) ?? header(request.headers, `svix-${name}`);

@@ -2,6 +2,7 @@ import Stripe from 'stripe';
 import { EndpointConfig } from '../../config/app-config';
 import { API_VERIFIED_WITH } from '../../config/load-config';
 import { BadRequestError, UnauthorizedError } from '../../common/errors';
+import { SecretForm } from './secret-form';
 import {
   header,
   liveSecrets,
@@ -34,6 +35,11 @@ function exactUtf8Text(body: Buffer): string | undefined {
 export class StripeProvider implements WebhookProvider {
   readonly expects = { account: 'string', livemode: 'boolean' } as const;
   readonly reads: readonly string[] = ['id', 'type', 'account', 'livemode'];
+
+  secretForm(): SecretForm {
+    // The SDK keys the HMAC with the whole value; "whsec_" is public, so only the rest counts.
+    return { encoding: 'utf8', prefix: 'whsec_' };
+  }
 
   verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent {
     const signature = header(request.headers, 'stripe-signature');

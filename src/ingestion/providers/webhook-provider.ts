@@ -2,6 +2,7 @@ import { applyDecorators, Injectable, SetMetadata } from '@nestjs/common';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { EndpointConfig, EndpointSecret } from '../../config/app-config';
 import { BadRequestError } from '../../common/errors';
+import type { SecretForm } from './secret-form';
 
 export interface WebhookRequest {
   /** Lower-cased header names, as Node gives them. */
@@ -56,6 +57,12 @@ export interface WebhookProvider {
    * and `expect` is checked against `expects`.
    */
   configure?(endpoint: EndpointConfig): string[];
+  /**
+   * Where a secret's key material is (after a public prefix such as `whsec_`, in
+   * which encoding): every secret is checked at start for MIN_KEY_BYTES of it.
+   * Called after configure() accepted the endpoint.
+   */
+  secretForm(endpoint: EndpointConfig): SecretForm;
   verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent | HandshakeReply;
   /**
    * Identifies an event read from the provider's API with the endpoint's key over
