@@ -1,3 +1,5 @@
+import { MAX_PAYLOAD_DEPTH } from '../common/json-depth';
+
 /**
  * What an erasure looks for in a stored payload: whole JSON values equal to one of
  * the customer's addresses (trimmed, case-insensitive), or, for the orders' tenants,
@@ -15,7 +17,7 @@ export class CustomerMentions {
     addresses: Iterable<string>,
     /** Order ids by tenant. */
     private readonly orderIds: ReadonlyMap<string, ReadonlySet<string>>,
-    private readonly maxDepth = MAX_WALK_DEPTH,
+    private readonly maxDepth = MAX_PAYLOAD_DEPTH,
   ) {
     this.addresses = new Set([...addresses].map(normalise).filter((a) => a !== ''));
   }
@@ -81,9 +83,6 @@ export class CustomerMentions {
     return root;
   }
 }
-
-/** Deeper than any provider's event; the receipt check refuses bodies past it. */
-export const MAX_WALK_DEPTH = 512;
 
 function normalise(text: string): string {
   return text.trim().toLowerCase();
