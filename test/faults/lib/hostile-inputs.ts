@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { gzipSync, deflateSync } from 'node:zlib';
 import { signRequest } from '../../../src/cli/sign-request';
+import { MAX_PAYLOAD_DEPTH } from '../../../src/common/json-depth';
 import { HttpResult, send } from './http';
 import { ENDPOINT } from './load-generator';
 
@@ -219,7 +220,9 @@ export function hostileCases(c: HostileContext, scale = 1): HostileCase[] {
     const id = newId();
     const nested = i % 2 ? '['.repeat(depth) + ']'.repeat(depth) : '{"a":'.repeat(Math.min(depth, 40_000)) + '1' + '}'.repeat(Math.min(depth, 40_000));
     const s = signed(eventBody(id, { deep: 'X' }).replace('"X"', nested));
-    add({ category: 'deeply nested JSON', phase: 'valid', send: post(s.headers, s.body), newEventId: id, expect: [...NEW_ROW, [400, ['unsupported_json', 'malformed_json']]] });
+    // Past MAX_PAYLOAD_DEPTH (256) it is refused at receipt, before any walk; below, stored like any event.
+    if (depth > MAX_PAYLOAD_DEPTH) add({ category: 'deeply nested JSON', phase: 'reject', send: post(s.headers, s.body), expect: [[400, 'payload_too_deep']] });
+    else add({ category: 'deeply nested JSON', phase: 'valid', send: post(s.headers, s.body), newEventId: id, expect: NEW_ROW });
   }
   const NUMBERS = ['1e400', '-1e-400', '123456789012345678901234567890', '1e1000000', '9'.repeat(20_000), `0.${'0'.repeat(20_000)}1`, '1e131071', '1e131072', '-0', '1E+2'];
   for (let i = 0; i < n(80); i++) {
