@@ -15,6 +15,7 @@ const FLOORS: string[][] = [
   ['inbox', 'outbox'],
   ['orders', 'ingestion'],
   ['reconciliation'],
+  ['providers'],
   ['retention'],
   ['timeline'],
   ['admin', 'monitoring', 'console'],

@@ -1,13 +1,13 @@
 import { DiscoveryModule } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
-import { APP_CONFIG, EndpointConfig } from '../../config/app-config';
-import { GithubProvider } from './github.provider';
-import { HmacProvider } from './hmac.provider';
-import { ProviderRegistry } from './provider.registry';
-import { ShopifyProvider } from './shopify.provider';
-import { SlackProvider } from './slack.provider';
-import { StandardWebhooksProvider } from './standard.provider';
-import { StripeProvider } from './stripe.provider';
+import { APP_CONFIG, EndpointConfig } from '../config/app-config';
+import { GithubProvider } from './github/github.provider';
+import { HmacProvider } from './hmac/hmac.provider';
+import { ProviderRegistry } from '../ingestion/provider.registry';
+import { ShopifyProvider } from './shopify/shopify.provider';
+import { SlackProvider } from './slack/slack.provider';
+import { StandardWebhooksProvider } from './standard/standard.provider';
+import { StripeProvider } from './stripe/stripe.provider';
 
 const HMAC_SETTINGS = { signature: { header: 'x-sig' }, eventId: { pointer: '/id' }, eventType: { pointer: '/type' } };
 

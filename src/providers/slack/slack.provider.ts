@@ -1,18 +1,17 @@
 import { EndpointConfig } from '../../config/app-config';
 import { BadRequestError, UnauthorizedError } from '../../common/errors';
-import { hmacSha256, safeEqual } from './hmac';
-import { SecretForm } from './secret-form';
+import { hmacSha256, requireRecent, secondsHeader, signingSecret } from '../hmac-signature';
+import { SecretForm } from '../../ingestion/secret-form';
 import {
   HandshakeReply,
   header,
-  liveSecrets,
   parseJsonObject,
   requireIdentifier,
   VerifiedEvent,
   WebhookProvider,
   WebhookProviderFor,
   WebhookRequest,
-} from './webhook-provider';
+} from '../../ingestion/webhook-provider';
 
 /**
  * Slack's Events API: `X-Slack-Signature: v0=<hex>`, an HMAC-SHA256 of
@@ -36,16 +35,10 @@ export class SlackProvider implements WebhookProvider {
     if (!signature) throw new UnauthorizedError('missing_signature', 'X-Slack-Signature header is missing');
     const match = /^v0=([0-9a-fA-F]{64})$/.exec(signature.trim());
     if (!match) throw new UnauthorizedError('unsupported_signature_version', 'expected v0=<hex>');
-    const timestamp = header(request.headers, 'x-slack-request-timestamp');
-    if (!timestamp || !/^\d{1,12}$/.test(timestamp)) {
-      throw new UnauthorizedError('invalid_timestamp', 'X-Slack-Request-Timestamp is missing or not a number');
-    }
-    const given = Buffer.from(match[1], 'hex');
-    const secret = liveSecrets(endpoint, now).find((s) => safeEqual(hmacSha256(s.value, 'v0:', timestamp, ':', request.rawBody), given));
-    if (!secret) throw new UnauthorizedError('invalid_signature', 'no configured secret verifies the signature');
-    if (Math.abs(now.getTime() / 1000 - Number(timestamp)) > endpoint.toleranceSeconds) {
-      throw new UnauthorizedError('timestamp_out_of_tolerance', 'X-Slack-Request-Timestamp is outside the tolerance');
-    }
+    const timestamp = secondsHeader(header(request.headers, 'x-slack-request-timestamp'), 'X-Slack-Request-Timestamp');
+    const given = [Buffer.from(match[1], 'hex')];
+    const secret = signingSecret(endpoint, now, given, (s) => hmacSha256(s.value, 'v0:', timestamp, ':', request.rawBody));
+    requireRecent(Number(timestamp) * 1000, endpoint, now, 'X-Slack-Request-Timestamp');
 
     const body = parseJsonObject(request.rawBody);
     if (body.type === 'url_verification') {

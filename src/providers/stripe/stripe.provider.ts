@@ -2,7 +2,7 @@ import Stripe from 'stripe';
 import { EndpointConfig } from '../../config/app-config';
 import { API_VERIFIED_WITH } from '../../config/load-config';
 import { BadRequestError, UnauthorizedError } from '../../common/errors';
-import { SecretForm } from './secret-form';
+import { SecretForm } from '../../ingestion/secret-form';
 import {
   header,
   liveSecrets,
@@ -12,7 +12,7 @@ import {
   WebhookProvider,
   WebhookProviderFor,
   WebhookRequest,
-} from './webhook-provider';
+} from '../../ingestion/webhook-provider';
 
 const { webhooks } = Stripe as unknown as { webhooks: Stripe.Webhooks };
 

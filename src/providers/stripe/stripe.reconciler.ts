@@ -1,7 +1,7 @@
 import Stripe from 'stripe';
 import { EndpointConfig } from '../../config/app-config';
-import { accountOption, StripeApi, unavailableOf } from '../../provider-api/stripe/stripe-api';
-import { ReconcileContext, Reconciler, ReconcilerFor, ReconcileWindow } from '../reconciler';
+import { accountOption, StripeApi, unavailableOf } from './stripe-api';
+import { ReconcileContext, Reconciler, ReconcilerFor, ReconcileWindow } from '../../reconciliation/reconciler';
 
 /** Stripe's page size limit, and the most `types` one list call may filter on. */
 const PAGE = 100;

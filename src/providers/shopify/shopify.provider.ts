@@ -1,17 +1,16 @@
 import { EndpointConfig } from '../../config/app-config';
 import { BadRequestError, UnauthorizedError } from '../../common/errors';
-import { hmacSha256, safeEqual } from './hmac';
-import { SecretForm } from './secret-form';
+import { hmacSha256, signingSecret } from '../hmac-signature';
+import { SecretForm } from '../../ingestion/secret-form';
 import {
   header,
-  liveSecrets,
   parseJsonObject,
   requireIdentifier,
   VerifiedEvent,
   WebhookProvider,
   WebhookProviderFor,
   WebhookRequest,
-} from './webhook-provider';
+} from '../../ingestion/webhook-provider';
 
 /**
  * Shopify: `X-Shopify-Hmac-Sha256` is the base64 HMAC-SHA256 of the body with
@@ -34,9 +33,7 @@ export class ShopifyProvider implements WebhookProvider {
     if (!/^[A-Za-z0-9+/]{43}=$/.test(signature.trim())) {
       throw new UnauthorizedError('invalid_signature', 'X-Shopify-Hmac-Sha256 is not a base64 SHA-256 HMAC');
     }
-    const given = Buffer.from(signature.trim(), 'base64');
-    const secret = liveSecrets(endpoint, now).find((s) => safeEqual(hmacSha256(s.value, request.rawBody), given));
-    if (!secret) throw new UnauthorizedError('invalid_signature', 'no configured secret verifies the signature');
+    const secret = signingSecret(endpoint, now, [Buffer.from(signature.trim(), 'base64')], (s) => hmacSha256(s.value, request.rawBody));
 
     const id = header(request.headers, 'x-shopify-event-id') ?? header(request.headers, 'x-shopify-webhook-id');
     if (id === undefined) throw new BadRequestError('missing_event_id', 'X-Shopify-Event-Id header is missing');

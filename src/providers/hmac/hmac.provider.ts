@@ -1,19 +1,18 @@
 import { createHmac } from 'node:crypto';
 import { EndpointConfig } from '../../config/app-config';
 import { BadRequestError, UnauthorizedError } from '../../common/errors';
-import { safeEqual } from './hmac';
+import { requireRecent, signingSecret } from '../hmac-signature';
 import { HmacSettings, hmacSettingsSchema, isPointer, parseTemplate, resolvePointer, TemplatePart } from './hmac-scheme';
-import { keyMaterial, SecretForm } from './secret-form';
+import { keyMaterial, SecretForm } from '../../ingestion/secret-form';
 import {
   header,
-  liveSecrets,
   parseJsonObject,
   requireIdentifier,
   VerifiedEvent,
   WebhookProvider,
   WebhookProviderFor,
   WebhookRequest,
-} from './webhook-provider';
+} from '../../ingestion/webhook-provider';
 
 interface Scheme {
   settings: HmacSettings;
@@ -108,25 +107,21 @@ export class HmacProvider implements WebhookProvider {
       if (signedId === undefined) throw new UnauthorizedError('missing_event_id', `${settings.eventId.header} header is missing`);
     }
 
-    const secret = liveSecrets(endpoint, now).find((s) => {
+    const secret = signingSecret(endpoint, now, signatures, (s) => {
       const mac = createHmac(settings.algorithm, scheme.keys.get(s.label)!);
       for (const part of scheme.parts) {
         if ('literal' in part) mac.update(part.literal);
         else mac.update(part.value === 'body' ? request.rawBody : part.value === 'id' ? signedId! : timestamp!);
       }
-      const expected = mac.digest();
-      return signatures.some((given) => safeEqual(expected, given));
+      return mac.digest();
     });
-    if (!secret) throw new UnauthorizedError('invalid_signature', 'no configured secret verifies the signature');
 
     const body = parseJsonObject(request.rawBody);
     if (settings.timestamp) {
       const value = settings.timestamp.pointer ? resolvePointer(body, settings.timestamp.pointer) : timestamp;
       const at = timestampMs(value, settings.timestamp.format);
       if (at === undefined) throw new UnauthorizedError('invalid_timestamp', 'the signed timestamp is missing or malformed');
-      if (Math.abs(now.getTime() - at) > endpoint.toleranceSeconds * 1000) {
-        throw new UnauthorizedError('timestamp_out_of_tolerance', 'the signature timestamp is outside the tolerance');
-      }
+      requireRecent(at, endpoint, now, 'the signature timestamp');
     }
 
     const value = (source: HmacSettings['eventId']) =>

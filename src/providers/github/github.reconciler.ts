@@ -1,6 +1,6 @@
 import { EndpointConfig } from '../../config/app-config';
-import { GithubApi, githubErrorOf, rateLimitWaitMs } from '../../provider-api/github/github-api';
-import { ReconcileContext, Reconciler, ReconcilerFor, ReconcileWindow } from '../reconciler';
+import { GithubApi, githubErrorOf, rateLimitWaitMs } from './github-api';
+import { ReconcileContext, Reconciler, ReconcilerFor, ReconcileWindow } from '../../reconciliation/reconciler';
 
 interface Delivery {
   id: number;

@@ -1,17 +1,16 @@
 import { EndpointConfig } from '../../config/app-config';
 import { BadRequestError, UnauthorizedError } from '../../common/errors';
-import { hmacSha256, safeEqual } from './hmac';
-import { SecretForm } from './secret-form';
+import { hmacSha256, signingSecret } from '../hmac-signature';
+import { SecretForm } from '../../ingestion/secret-form';
 import {
   header,
-  liveSecrets,
   parseJsonObject,
   requireIdentifier,
   VerifiedEvent,
   WebhookProvider,
   WebhookProviderFor,
   WebhookRequest,
-} from './webhook-provider';
+} from '../../ingestion/webhook-provider';
 
 /**
  * GitHub: `X-Hub-Signature-256: sha256=<hex>` over the body; the delivery id is
@@ -33,10 +32,7 @@ export class GithubProvider implements WebhookProvider {
     if (!signature) throw new UnauthorizedError('missing_signature', 'X-Hub-Signature-256 header is missing');
     const match = /^sha256=([0-9a-fA-F]{64})$/.exec(signature.trim());
     if (!match) throw new UnauthorizedError('unsupported_signature_version', 'expected sha256=<hex>');
-    const given = Buffer.from(match[1], 'hex');
-
-    const secret = liveSecrets(endpoint, now).find((s) => safeEqual(hmacSha256(s.value, request.rawBody), given));
-    if (!secret) throw new UnauthorizedError('invalid_signature', 'no configured secret verifies the signature');
+    const secret = signingSecret(endpoint, now, [Buffer.from(match[1], 'hex')], (s) => hmacSha256(s.value, request.rawBody));
 
     const delivery = header(request.headers, 'x-github-delivery');
     if (delivery === undefined) throw new BadRequestError('missing_event_id', 'X-GitHub-Delivery header is missing');

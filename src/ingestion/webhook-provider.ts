@@ -1,7 +1,7 @@
 import { applyDecorators, Injectable, SetMetadata } from '@nestjs/common';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { EndpointConfig, EndpointSecret } from '../../config/app-config';
-import { BadRequestError } from '../../common/errors';
+import type { EndpointConfig, EndpointSecret } from '../config/app-config';
+import { BadRequestError } from '../common/errors';
 import type { SecretForm } from './secret-form';
 
 export interface WebhookRequest {

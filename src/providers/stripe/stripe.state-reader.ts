@@ -1,7 +1,7 @@
 import Stripe from 'stripe';
 import { EndpointConfig } from '../../config/app-config';
 import { Clock } from '../../common/clock';
-import { EventToConfirm, ProviderReading, ProviderStateReader, ReadSubject, StateReaderFor } from '../state-reader';
+import { EventToConfirm, ProviderReading, ProviderStateReader, ReadSubject, StateReaderFor } from '../../provider-api/state-reader';
 import { accountOption, isMissing, StripeApi, unavailableOf } from './stripe-api';
 
 /**

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Octokit } from '@octokit/rest';
 import { APP_CONFIG, AppConfig, EndpointConfig } from '../../config/app-config';
-import { ProviderUnavailableError, retryAfterMs } from '../provider-api.errors';
-import { ProviderAnswerError } from '../stripe/stripe-api';
+import { ProviderUnavailableError, retryAfterMs } from '../../provider-api/provider-api.errors';
+import { ProviderAnswerError } from '../../provider-api/provider-api.errors';
 
 /** `@octokit/rest` clients by endpoint (v20: the last CommonJS major); no retries of its own. */
 @Injectable()

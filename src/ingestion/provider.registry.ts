@@ -1,8 +1,8 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { discoverNamed } from '../../common/discovery';
-import { APP_CONFIG, AppConfig, EndpointConfig } from '../../config/app-config';
-import { ConfigError } from '../../config/config.error';
+import { discoverNamed } from '../common/discovery';
+import { APP_CONFIG, AppConfig, EndpointConfig } from '../config/app-config';
+import { ConfigError } from '../config/config.error';
 import { secretProblem } from './secret-form';
 import { WEBHOOK_PROVIDER_NAME, WebhookProvider } from './webhook-provider';
 

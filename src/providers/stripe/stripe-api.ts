@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import Stripe from 'stripe';
 import { APP_CONFIG, AppConfig, EndpointConfig } from '../../config/app-config';
-import { ProviderUnavailableError, retryAfterMs } from '../provider-api.errors';
+import { ProviderAnswerError, ProviderUnavailableError, retryAfterMs } from '../../provider-api/provider-api.errors';
 
 /** The SDK's client of one endpoint's key, and the calls it made (for a run's record and the figures). */
 @Injectable()
@@ -57,15 +57,4 @@ export function unavailableOf(error: unknown): unknown {
   if (error instanceof Stripe.errors.StripeConnectionError) return new ProviderUnavailableError('unavailable');
   if (status === undefined || status >= 500) return new ProviderUnavailableError('unavailable', status);
   return new ProviderAnswerError(status, error.code);
-}
-
-/** Stripe refused the request for another reason (4xx): an answer, so it counts as an attempt of the event. */
-export class ProviderAnswerError extends Error {
-  constructor(
-    readonly status: number | undefined,
-    readonly code: string | undefined,
-  ) {
-    super(`provider_refused_request (${status ?? '?'}${code ? ` ${code}` : ''})`);
-    this.name = 'ProviderAnswerError';
-  }
 }
