@@ -1,11 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
 import { PermanentError, TransientError } from '../common/errors';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { settle, transactionWithAfterCommit } from '../database/transaction';
+import { runInTransaction, UnitOfWork } from '../database/unit-of-work';
 import { isDeadlock, isSerializationFailure } from '../common/database-errors';
 import { backoffDelayMs } from '../common/backoff';
 import { processingRefusal } from './acceptance';
@@ -75,12 +75,11 @@ export class InboxEventProcessor {
 
   private async processAlone(event: InboxEvent, trace: BatchTrace | undefined): Promise<AttemptOutcome> {
     try {
-      const { status, reason } = await transactionWithAfterCommit(this.dataSource, async (tx) => {
-        trace?.bind(tx);
+      const { status, reason } = await runInTransaction(this.dataSource, async (tx) => {
         const settled = await (trace ? trace.handler(event, () => this.apply(event, tx)) : this.apply(event, tx));
         this.repository.finishIn(tx, event.id, event.lease, settled.status, settled.reason, this.clock.now());
         return settled;
-      });
+      }, { traceparents: trace?.sources() });
       this.logSettled(event, status, reason);
       return status;
     } catch (error) {
@@ -96,30 +95,31 @@ export class InboxEventProcessor {
    * processed again alone and finds its own outcome.
    */
   async processBatch(events: InboxEvent[]): Promise<AttemptOutcome[]> {
-    const early = await this.confirmFirst(events);
-    if (early.size === 0) return this.processConfirmed(events);
-    const ready = events.filter((e) => !early.has(e));
+    const { early, ready } = await this.confirmFirst(events);
+    if (early.size === 0) return this.processConfirmed(ready);
     const outcomes = ready.length > 0 ? await this.processConfirmed(ready) : [];
-    const byEvent = new Map(ready.map((e, i) => [e, outcomes[i]]));
-    return events.map((e) => early.get(e) ?? byEvent.get(e)!);
+    const byId = new Map(ready.map((e, i) => [e.id, outcomes[i]]));
+    return events.map((e) => early.get(e) ?? byId.get(e.id)!);
   }
 
   /**
-   * Confirm reads before the transaction takes its locks. A read's answer goes on
-   * the event (and its row); an event without one yet is handed back (`deferred`,
-   * not an attempt) or, if the read failed with an answer, fails its attempt.
-   * Resolves with the outcome of each event that goes no further now.
+   * Confirm reads before the transaction takes its locks. A read's answer is the
+   * handler's `confirmation` (on a copy of the event) and is stored on its row; an
+   * event without one yet is handed back (`deferred`, not an attempt) or, if the read
+   * failed with an answer, fails its attempt. Resolves with the outcome of each event
+   * that goes no further now (`early`) and the events to process, in claim order (`ready`).
    */
-  private async confirmFirst(events: InboxEvent[]): Promise<Map<InboxEvent, AttemptOutcome>> {
+  private async confirmFirst(events: InboxEvent[]): Promise<{ early: Map<InboxEvent, AttemptOutcome>; ready: InboxEvent[] }> {
     const early = new Map<InboxEvent, AttemptOutcome>();
     const planned = await this.reads.prepare(events.filter((e) => this.handlerFor(e) !== undefined));
-    if (planned.size === 0) return early;
+    if (planned.size === 0) return { early, ready: events };
+    const confirmations = new Map<InboxEvent, ProviderReading>();
     const lease = events[0].lease;
     const readings: { id: string; reading: ProviderReading }[] = [];
     const deferrals: { event: InboxEvent; until: Date; why: string }[] = [];
     for (const [event, outcome] of planned) {
       if (outcome.kind === 'read') {
-        event.confirmation = outcome.reading;
+        confirmations.set(event, outcome.reading);
         readings.push({ id: event.id, reading: outcome.reading });
       } else if (outcome.kind === 'defer') {
         deferrals.push({ event, until: outcome.until, why: outcome.why });
@@ -138,7 +138,8 @@ export class InboxEventProcessor {
         this.logger.debug(logFields(event, { why, nextAttemptAt: until.toISOString() }), 'event waits for its confirm read');
       }
     }
-    return early;
+    const ready = events.filter((e) => !early.has(e)).map((e) => (confirmations.has(e) ? { ...e, confirmation: confirmations.get(e) } : e));
+    return { early, ready };
   }
 
   private async processConfirmed(events: InboxEvent[]): Promise<AttemptOutcome[]> {
@@ -159,9 +160,8 @@ export class InboxEventProcessor {
       // One batch-handler call for the whole batch needs no savepoint: if it fails, the
       // transaction rolls back and the catch below processes each event alone.
       const guarded = groups.length > 1 || !groups[0].batch;
-      round = await transactionWithAfterCommit(this.dataSource, async (tx) => {
+      round = await runInTransaction(this.dataSource, async (tx) => {
         const r: Round = { settled: new Map(), failures: new Map() };
-        trace?.bind(tx);
         for (const group of groups) {
           if (group.batch && (await this.applyTogether(group.batch, group.events, tx, r, guarded, trace))) continue;
           for (const event of group.events) await this.applyAlone(event, tx, r, trace);
@@ -169,7 +169,7 @@ export class InboxEventProcessor {
         const outcomes = [...r.settled].map(([event, { status, reason }]) => ({ id: event.id, status, reason }));
         if (outcomes.length > 0) this.repository.finishManyIn(tx, outcomes, events[0].lease, this.clock.now());
         return r;
-      });
+      }, { traceparents: trace?.sources() });
     } catch (error) {
       // One at a time: a burst of single transactions would drain the pool that ingestion needs.
       this.logger.warn({ events: events.length, err: shortError(error) }, 'batch failed as a whole; processing its events one by one');
@@ -226,16 +226,16 @@ export class InboxEventProcessor {
     return groups;
   }
 
-  private async applyAlone(event: InboxEvent, tx: EntityManager, round: Round, trace: BatchTrace | undefined): Promise<void> {
+  private async applyAlone(event: InboxEvent, tx: UnitOfWork, round: Round, trace: BatchTrace | undefined): Promise<void> {
     await tx.query('SAVEPOINT inbox_event');
     try {
       const settled = await (trace ? trace.handler(event, () => this.apply(event, tx)) : this.apply(event, tx));
       // Writes a handler sent without waiting succeed or fail with the event, inside its savepoint.
-      await settle(tx);
+      await tx.settle();
       await tx.query('RELEASE SAVEPOINT inbox_event');
       round.settled.set(event, settled);
     } catch (error) {
-      await settle(tx).catch(() => undefined);
+      await tx.settle().catch(() => undefined);
       await tx.query('ROLLBACK TO SAVEPOINT inbox_event');
       round.failures.set(event, error);
     }
@@ -248,7 +248,7 @@ export class InboxEventProcessor {
   private async applyTogether(
     batch: WebhookBatchHandler,
     events: InboxEvent[],
-    tx: EntityManager,
+    tx: UnitOfWork,
     round: Round,
     guarded: boolean,
     trace: BatchTrace | undefined,
@@ -264,7 +264,7 @@ export class InboxEventProcessor {
         settled.set(event, settledOf(result));
       }
       if (guarded) {
-        await settle(tx);
+        await tx.settle();
         await tx.query('RELEASE SAVEPOINT inbox_batch');
       }
       for (const [i, event] of events.entries()) {
@@ -275,7 +275,7 @@ export class InboxEventProcessor {
       return true;
     } catch (error) {
       if (!guarded) throw error;
-      await settle(tx).catch(() => undefined);
+      await tx.settle().catch(() => undefined);
       await tx.query('ROLLBACK TO SAVEPOINT inbox_batch');
       return false;
     }
@@ -294,7 +294,7 @@ export class InboxEventProcessor {
   }
 
   /** The event's work inside `tx`; throws to retry (TransientError) or quarantine (PermanentError). */
-  private async apply(event: InboxEvent, tx: EntityManager): Promise<Settled> {
+  private async apply(event: InboxEvent, tx: UnitOfWork): Promise<Settled> {
     // The acceptance decision again, on the current configuration: however the row became pending
     // (a replay, an older version, a hand-written UPDATE), what its endpoint refuses reaches no handler.
     const refusal = processingRefusal(this.config.endpoints, event);
