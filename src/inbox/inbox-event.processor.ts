@@ -3,18 +3,18 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
-import { PermanentError, TransientError } from '../common/errors';
+import { TransientError } from '../common/errors';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { runInTransaction, UnitOfWork } from '../database/unit-of-work';
 import { isDeadlock, isSerializationFailure } from '../common/database-errors';
-import { backoffDelayMs } from '../common/backoff';
 import { processingRefusal } from './acceptance';
 import { HandlerRegistry } from './handler.registry';
 import { BatchTrace, InboxTraces } from './inbox.traces';
 import { InboxRepository, LeaseLostError } from './inbox.repository';
-import { HandlerOutcome, InboxEvent, ProviderReading, RegisteredHandler, WebhookBatchHandler } from './inbox.types';
+import { HandlerOutcome, InboxEvent, RegisteredHandler, WebhookBatchHandler } from './inbox.types';
 import { WorkerFaults } from './worker-faults';
-import { EventReads } from '../provider-api/event-reads';
+import { AttemptFailures, AttemptOutcome, logFields, shortError } from './attempt-failures';
+import { ConfirmStep } from './confirm-step';
 
 interface Settled {
   status: 'done' | 'ignored' | 'quarantined';
@@ -31,21 +31,13 @@ function settledOf(outcome: HandlerOutcome): Settled {
   return outcome.kind === 'done' ? { status: 'done', reason: null } : { status: 'quarantined', reason: outcome.reason };
 }
 
-/** One Object.assign per log line: a spread followed by more keys costs more, once per event. */
-function logFields(event: InboxEvent, more: object = {}): Record<string, unknown> {
-  return Object.assign(
-    { eventId: event.eventId, sourceScope: event.sourceScope, inboxId: event.id, eventType: event.eventType, attempt: event.attempts + 1 },
-    more,
-  );
-}
-
-/** `deferred`: handed back before any attempt (its confirm read had no answer or no budget yet). */
-export type AttemptOutcome = 'done' | 'ignored' | 'retry' | 'quarantined' | 'lost_lease' | 'deferred';
+export type { AttemptOutcome } from './attempt-failures';
 
 /**
- * Processes one claimed event in one transaction: the handler's writes and the
- * fenced completion commit together or not at all. A failure is recorded
- * afterwards in a separate, also fenced, statement.
+ * The worker's batch executor: runs claimed events' handlers in one transaction (or
+ * one each), each in its savepoint; the handlers' writes and the fenced completion
+ * commit together or not at all. Before it, the confirm step (confirm-step.ts); after
+ * a failure, the failure recorder (attempt-failures.ts), in a statement of its own.
  */
 @Injectable()
 export class InboxEventProcessor {
@@ -60,8 +52,9 @@ export class InboxEventProcessor {
     private readonly handlers: HandlerRegistry,
     private readonly clock: Clock,
     private readonly faults: WorkerFaults,
-    private readonly reads: EventReads,
     private readonly traces: InboxTraces,
+    private readonly confirm: ConfirmStep,
+    private readonly failures: AttemptFailures,
   ) {}
 
   /** One event, one transaction. `trace`: the spans of the batch it came in (tracing on). */
@@ -83,7 +76,7 @@ export class InboxEventProcessor {
       this.logSettled(event, status, reason);
       return status;
     } catch (error) {
-      return this.failed(event, error);
+      return this.failures.record(event, error);
     }
   }
 
@@ -95,51 +88,11 @@ export class InboxEventProcessor {
    * processed again alone and finds its own outcome.
    */
   async processBatch(events: InboxEvent[]): Promise<AttemptOutcome[]> {
-    const { early, ready } = await this.confirmFirst(events);
+    const { early, ready } = await this.confirm.run(events, (e) => this.handlerFor(e) !== undefined);
     if (early.size === 0) return this.processConfirmed(ready);
     const outcomes = ready.length > 0 ? await this.processConfirmed(ready) : [];
     const byId = new Map(ready.map((e, i) => [e.id, outcomes[i]]));
     return events.map((e) => early.get(e) ?? byId.get(e.id)!);
-  }
-
-  /**
-   * Confirm reads before the transaction takes its locks. A read's answer is the
-   * handler's `confirmation` (on a copy of the event) and is stored on its row; an
-   * event without one yet is handed back (`deferred`, not an attempt) or, if the read
-   * failed with an answer, fails its attempt. Resolves with the outcome of each event
-   * that goes no further now (`early`) and the events to process, in claim order (`ready`).
-   */
-  private async confirmFirst(events: InboxEvent[]): Promise<{ early: Map<InboxEvent, AttemptOutcome>; ready: InboxEvent[] }> {
-    const early = new Map<InboxEvent, AttemptOutcome>();
-    const planned = await this.reads.prepare(events.filter((e) => this.handlerFor(e) !== undefined));
-    if (planned.size === 0) return { early, ready: events };
-    const confirmations = new Map<InboxEvent, ProviderReading>();
-    const lease = events[0].lease;
-    const readings: { id: string; reading: ProviderReading }[] = [];
-    const deferrals: { event: InboxEvent; until: Date; why: string }[] = [];
-    for (const [event, outcome] of planned) {
-      if (outcome.kind === 'read') {
-        confirmations.set(event, outcome.reading);
-        readings.push({ id: event.id, reading: outcome.reading });
-      } else if (outcome.kind === 'defer') {
-        deferrals.push({ event, until: outcome.until, why: outcome.why });
-      } else {
-        early.set(event, await this.failed(event, outcome.error));
-      }
-    }
-    if (readings.length > 0) await this.repository.recordReadings(lease, readings);
-    if (deferrals.length > 0) {
-      const held = await this.repository.defer(
-        lease,
-        deferrals.map((d) => ({ id: d.event.id, until: d.until, why: d.why })),
-      );
-      for (const { event, why, until } of deferrals) {
-        early.set(event, held.has(event.id) ? 'deferred' : 'lost_lease');
-        this.logger.debug(logFields(event, { why, nextAttemptAt: until.toISOString() }), 'event waits for its confirm read');
-      }
-    }
-    const ready = events.filter((e) => !early.has(e)).map((e) => (confirmations.has(e) ? { ...e, confirmation: confirmations.get(e) } : e));
-    return { early, ready };
   }
 
   private async processConfirmed(events: InboxEvent[]): Promise<AttemptOutcome[]> {
@@ -186,7 +139,7 @@ export class InboxEventProcessor {
         // Another batch held a lock this one needed: now that ours are released, try again alone, at once.
         outcomes.push(await this.process(event, trace));
       } else {
-        outcomes.push(await this.failed(event, error));
+        outcomes.push(await this.failures.record(event, error));
       }
     }
     return outcomes;
@@ -320,52 +273,4 @@ export class InboxEventProcessor {
     else this.logger.debug(logFields(event, { status }), 'event processed');
   }
 
-  private failed(event: InboxEvent, error: unknown): Promise<AttemptOutcome> {
-    const log = logFields(event);
-    return this.recordFailure(event, error, log).catch((e: Error) => {
-      // The lease expires and another attempt follows: nothing is lost.
-      this.logger.error({ ...log, err: e.message }, 'could not record the failure');
-      return 'retry' as const;
-    });
-  }
-
-  private async recordFailure(event: InboxEvent, error: unknown, log: Record<string, unknown>): Promise<AttemptOutcome> {
-    const now = this.clock.now();
-    if (error instanceof LeaseLostError) {
-      this.logger.warn(log, 'lease lost before completion: rolled back, the new owner processes the event');
-      return 'lost_lease';
-    }
-    if (error instanceof PermanentError) {
-      const ok = await this.repository.finish(event.id, event.lease, 'quarantined', error.reason, now);
-      this.logger.warn({ ...log, reason: error.reason }, 'event quarantined');
-      return ok ? 'quarantined' : 'lost_lease';
-    }
-    const message = shortError(error);
-    const attempt = event.attempts + 1;
-    const next = new Date(now.getTime() + backoffDelayMs(attempt, this.config.retry));
-    const result = await this.repository.recordFailure(
-      event.id,
-      event.lease,
-      message,
-      next,
-      this.config.worker.maxAttempts,
-      now,
-    );
-    if (!result) {
-      this.logger.warn({ ...log, err: message }, 'attempt failed after the lease was lost');
-      return 'lost_lease';
-    }
-    if (result.status === 'quarantined') {
-      this.logger.warn({ ...log, err: message }, 'event quarantined: attempts exhausted');
-      return 'quarantined';
-    }
-    this.logger.log({ ...log, err: message, nextAttemptAt: next.toISOString() }, 'attempt failed, retry scheduled');
-    return 'retry';
-  }
-}
-
-/** Name and message only: never a payload, and short enough for a column and a log line. */
-function shortError(error: unknown): string {
-  const e = error instanceof Error ? error : new Error(String(error));
-  return `${e.name}: ${e.message}`.slice(0, 300);
 }
