@@ -1,32 +1,35 @@
-import { InitialSchema1764460800000 } from './1764460800000-initial-schema';
-import { RetentionIndexes1764547200000 } from './1764547200000-retention-indexes';
-import { QueueAutovacuum1764633600000 } from './1764633600000-queue-autovacuum';
-import { InboxSourceFacts1764720000000 } from './1764720000000-inbox-source-facts';
-import { OutboundOrder1764806400000 } from './1764806400000-outbound-order';
-import { ProviderReads1764892800000 } from './1764892800000-provider-reads';
-import { Reconciliation1764893800000 } from './1764893800000-reconciliation';
-import { PayloadEncryption1764979200000 } from './1764979200000-payload-encryption';
-import { AttemptHistory1765065600000 } from './1765065600000-attempt-history';
-import { TimelineIndexes1765065601000 } from './1765065601000-timeline-indexes';
-import { TraceContext1765152000000 } from './1765152000000-trace-context';
-import { ExpectRows1765238400000 } from './1765238400000-expect-rows';
-import { ReconciliationOutcomes1765325000000 } from './1765325000000-reconciliation-outcomes';
-import { LifecycleIndexes1765411200000 } from './1765411200000-lifecycle-indexes';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { MigrationInterface } from 'typeorm';
 
-/** Every migration, oldest first. Listed explicitly so ts-jest and the compiled build load the same set. */
-export const MIGRATIONS = [
-  InitialSchema1764460800000,
-  RetentionIndexes1764547200000,
-  QueueAutovacuum1764633600000,
-  InboxSourceFacts1764720000000,
-  OutboundOrder1764806400000,
-  ProviderReads1764892800000,
-  Reconciliation1764893800000,
-  PayloadEncryption1764979200000,
-  AttemptHistory1765065600000,
-  TimelineIndexes1765065601000,
-  TraceContext1765152000000,
-  ExpectRows1765238400000,
-  ReconciliationOutcomes1765325000000,
-  LifecycleIndexes1765411200000,
-];
+/** `<13-digit timestamp>-<name>.ts` (`.js` once built): one migration class per file. */
+const MIGRATION_FILE = /^(\d{13})-[a-z0-9-]+\.(ts|js)$/;
+
+type MigrationClass = new () => MigrationInterface;
+
+/**
+ * Every migration, oldest first: the files of this folder and of each module's own
+ * `src/<module>/migrations/` folder, found by their names. A module that owns a table
+ * adds its migration as a new file there and touches no list. The same files load
+ * under ts-jest and ts-node (`.ts`) and from the build (`.js`).
+ */
+export const MIGRATIONS: MigrationClass[] = [__dirname, ...moduleFolders(join(__dirname, '..', 'src'))]
+  .flatMap((folder) => readdirSync(folder).filter((file) => MIGRATION_FILE.test(file)).map((file) => ({ folder, file })))
+  .sort((a, b) => a.file.localeCompare(b.file))
+  .map(({ folder, file }) => migrationIn(join(folder, file)));
+
+function moduleFolders(src: string): string[] {
+  if (!existsSync(src)) return [];
+  return readdirSync(src, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && existsSync(join(src, entry.name, 'migrations')))
+    .map((entry) => join(src, entry.name, 'migrations'));
+}
+
+function migrationIn(path: string): MigrationClass {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- found at run time, by name
+  const exported = Object.values(require(path) as Record<string, unknown>).filter(
+    (value): value is MigrationClass => typeof value === 'function' && typeof (value as MigrationClass).prototype?.up === 'function',
+  );
+  if (exported.length !== 1) throw new Error(`${path}: a migration file exports exactly one migration class (found ${exported.length})`);
+  return exported[0];
+}

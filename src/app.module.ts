@@ -11,6 +11,7 @@ import { InboxModule } from './inbox/inbox.module';
 import { IngestionModule } from './ingestion/ingestion.module';
 import { OrdersModule } from './orders/orders.module';
 import { OutboxModule } from './outbox/outbox.module';
+import { ProvidersModule } from './providers/providers.module';
 import { RetentionModule } from './retention/retention.module';
 import { ReconciliationModule } from './reconciliation/reconciliation.module';
 import { ObservabilityModule } from './observability/observability.module';
@@ -38,6 +39,7 @@ export class AppModule {
         OrdersModule,
         OutboxModule,
         ReconciliationModule,
+        ProvidersModule,
         RetentionModule,
         MonitoringModule,
         ...api,

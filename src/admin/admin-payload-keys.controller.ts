@@ -1,6 +1,6 @@
 import { Controller, Get, UseGuards } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { InboxService } from '../inbox/inbox.service';
+import { PayloadKeysService } from '../inbox/payload-keys.service';
 import { AdminAuthGuard } from './admin-auth.guard';
 import { ApiAdmin } from './api-docs';
 
@@ -9,11 +9,11 @@ import { ApiAdmin } from './api-docs';
 @UseGuards(AdminAuthGuard)
 @Controller('admin/payload-keys')
 export class AdminPayloadKeysController {
-  constructor(private readonly inbox: InboxService) {}
+  constructor(private readonly payloadKeys: PayloadKeysService) {}
 
   @Get()
   @ApiOperation({ summary: "Stored payloads per key id (null: clear), this instance's key ring, and what re-encryption has left" })
   keys() {
-    return this.inbox.payloadKeyReport();
+    return this.payloadKeys.report();
   }
 }

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { Page, PageRequest, queryPage, SqlWhere } from '../common/pagination';
 import { AUDIT_COLUMNS, AUDIT_OF_EVENT, INSERT_AUDIT, PRUNE_AUDIT } from './audit.queries';
+import { UnitOfWork } from '../database/unit-of-work';
 
 /** Who did it: an operator's token name and role. */
 export interface Actor {
@@ -49,7 +50,7 @@ export class AuditService {
     return rows[0].n;
   }
 
-  async record(tx: EntityManager, who: Actor, entry: AuditEntry): Promise<string> {
+  async record(tx: UnitOfWork, who: Actor, entry: AuditEntry): Promise<string> {
     const rows: { id: string }[] = await tx.query(INSERT_AUDIT, [
       who.name,
       who.role,
@@ -65,7 +66,7 @@ export class AuditService {
 
   /** Records one row's status change (its before and after) and returns the change with the audit row's id. */
   async recordChange<C extends { before: string; after: string }>(
-    tx: EntityManager,
+    tx: UnitOfWork,
     who: Actor,
     entry: Omit<AuditEntry, 'beforeStatus' | 'afterStatus'>,
     change: C,

@@ -60,7 +60,7 @@ export function microsExpr(column: string): string {
   return `(floor(extract(epoch from ${column}) * 1000000))::bigint::text`;
 }
 
-/** What runs a query: a DataSource or a transaction's EntityManager. */
+/** What runs a query: a DataSource or a UnitOfWork. */
 export interface Queryable {
   query(sql: string, params?: unknown[]): Promise<unknown>;
 }

@@ -25,7 +25,7 @@ export function createDataSource(url: string, poolSize = POOL_SIZE): DataSource 
       idleTimeoutMillis: 0,
       application_name: 'webhook-inbox',
       // A statement is sent while the ones before it are still out (each with its own Sync, so a
-      // failure outside a transaction touches no other): transactionWithAfterCommit sends BEGIN
+      // failure outside a transaction touches no other): runInTransaction sends BEGIN
       // with the first statement and COMMIT with the last ones, in one round trip each.
       pipeline: true,
       // A client emits a server-side disconnect (e.g. 57P01 at shutdown) on itself; while it is

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { Page, PageRequest, queryPage, SqlWhere } from '../common/pagination';
 import { ROW_IN_SCOPE, TenantScope } from '../common/tenant-scope';
 import {
@@ -29,6 +29,7 @@ import { ReplayCandidate } from './acceptance';
 import { IdentityRow } from './inbox.repository';
 import { PayloadErasure, PayloadEraser, UnreadablePayload } from './inbox.types';
 import { InboxActivity, InboxAttempt, InboxBacklog, InboxEventView, InboxFilter, InboxStats, InboxStatus, InboxStatusChange, SourceFacts } from './inbox.types';
+import { UnitOfWork } from '../database/unit-of-work';
 
 /** The operators' `webhook_inbox` SQL: lists, repairs, backlog and stats (never on the worker's path). */
 @Injectable()
@@ -86,16 +87,16 @@ export class InboxAdminRepository {
   }
 
   /** Locks the row for an admin change in `tx`; undefined when it does not exist or is not of `tenants`. */
-  async lock(tx: EntityManager, id: string, tenants: TenantScope): Promise<(ReplayCandidate & { payloadPurged: boolean }) | undefined> {
+  async lock(tx: UnitOfWork, id: string, tenants: TenantScope): Promise<(ReplayCandidate & { payloadPurged: boolean }) | undefined> {
     const rows: (CandidateRow & { payload_purged: boolean })[] = await tx.query(ADMIN_LOCK, [id, tenants ?? null]);
     return rows[0] && { ...toCandidate(rows[0]), payloadPurged: rows[0].payload_purged };
   }
 
-  async replay(tx: EntityManager, id: string, now: Date): Promise<void> {
+  async replay(tx: UnitOfWork, id: string, now: Date): Promise<void> {
     await tx.query(ADMIN_REPLAY, [id, now]);
   }
 
-  async quarantine(tx: EntityManager, id: string, now: Date): Promise<void> {
+  async quarantine(tx: UnitOfWork, id: string, now: Date): Promise<void> {
     await tx.query(ADMIN_QUARANTINE, [id, now]);
   }
 
@@ -127,7 +128,7 @@ export class InboxAdminRepository {
 
   /** Replays the given ids in `tx` where they still match; returns what changed. */
   async replayIds(
-    tx: EntityManager,
+    tx: UnitOfWork,
     filter: InboxFilter,
     statuses: InboxStatus[],
     ids: string[],
@@ -172,7 +173,7 @@ export class InboxAdminRepository {
    * quarantined) keep it with `eraser.redact` applied and stored in the row's form
    * (re-sealed with the current key), so their work still runs.
    */
-  async erasePayloads(tx: EntityManager, ids: string[], eraser: PayloadEraser): Promise<PayloadErasure> {
+  async erasePayloads(tx: UnitOfWork, ids: string[], eraser: PayloadEraser): Promise<PayloadErasure> {
     const result: PayloadErasure = { purged: [], redacted: [], unreadable: [] };
     if (ids.length === 0) return result;
     const rows: ErasureRow[] = await tx.query(ERASURE_LOCK, [ids]);

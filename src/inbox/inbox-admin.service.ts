@@ -1,12 +1,12 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { Actor, AuditService } from '../audit/audit.service';
 import { Clock } from '../common/clock';
 import { ConflictError, NotFoundError } from '../common/errors';
 import { Page, PageRequest } from '../common/pagination';
 import { TenantScope } from '../common/tenant-scope';
-import { afterCommit, transactionWithAfterCommit } from '../database/transaction';
+import { runInTransaction, UnitOfWork } from '../database/unit-of-work';
 import { PgNotifications } from '../database/pg-notifications';
 import { ReplayRefusal, replayRefusal } from './acceptance';
 import { InboxAdminRepository } from './inbox-admin.repository';
@@ -71,7 +71,7 @@ export class InboxAdminService {
     const who = payloadReader;
     if (!who) return this.repository.get(id, tenants, false);
     // The read and its audit row (who, which row, when; never the payload) commit together.
-    return this.dataSource.transaction(async (tx) => {
+    return runInTransaction(this.dataSource, async (tx) => {
       const event = await this.repository.get(id, tenants, true);
       if (!event) return undefined;
       await this.audit.record(tx, who, { action: 'inbox.payload_read', target: `inbox:${id}`, reason: 'payload read' });
@@ -96,7 +96,7 @@ export class InboxAdminService {
    * `source_facts_missing`, `endpoint_not_configured`): that refusal is audited.
    */
   async replay(who: Actor, id: string, reason: string, tenants: TenantScope): Promise<InboxStatusChange & { auditId: string }> {
-    const result = await transactionWithAfterCommit(this.dataSource, async (tx): Promise<ReplayOutcome> => {
+    const result = await runInTransaction(this.dataSource, async (tx): Promise<ReplayOutcome> => {
       const row = await this.repository.lock(tx, id, tenants);
       if (!row) throw notFound();
       if (!REPLAYABLE.includes(row.status)) throw new ConflictError('not_replayable', `an event in status ${row.status} cannot be replayed`);
@@ -117,7 +117,7 @@ export class InboxAdminService {
       await this.repository.replay(tx, id, this.clock.now());
       const change: InboxStatusChange = { id, before: row.status, after: 'pending' };
       const recorded = await this.audit.recordChange(tx, who, { action: 'inbox.replay', target: `inbox:${id}`, reason }, change);
-      afterCommit(tx, () => this.wakeWorkers());
+      tx.afterCommit(() => this.wakeWorkers());
       this.logger.log({ inboxId: id, actor: who.name, before: change.before }, 'inbox event replayed');
       return { replayed: recorded };
     });
@@ -128,7 +128,7 @@ export class InboxAdminService {
 
   /** Stops one pending event, or an in-flight one (its worker loses the fence). */
   quarantine(who: Actor, id: string, reason: string, tenants: TenantScope): Promise<InboxStatusChange & { auditId: string }> {
-    return transactionWithAfterCommit(this.dataSource, async (tx) => {
+    return runInTransaction(this.dataSource, async (tx) => {
       const row = await this.repository.lock(tx, id, tenants);
       if (!row) throw notFound();
       if (row.status !== 'pending' && row.status !== 'processing') {
@@ -174,7 +174,7 @@ export class InboxAdminService {
         result.count += ids.length;
       } else if (ids.length > 0) {
         const batch = result.batches + 1;
-        const changes = await transactionWithAfterCommit(this.dataSource, async (tx) => {
+        const changes = await runInTransaction(this.dataSource, async (tx) => {
           const changed = await this.repository.replayIds(tx, filter, statuses, ids, this.clock.now());
           if (changed.length > 0) {
             await this.audit.record(tx, who, {
@@ -184,7 +184,7 @@ export class InboxAdminService {
               afterStatus: 'pending',
               details: { filter: describeFilter(filter), batch, ids: changed.map((c) => c.id), before: countBy(changed) },
             });
-            afterCommit(tx, () => this.wakeWorkers());
+            tx.afterCommit(() => this.wakeWorkers());
           }
           return changed;
         });
@@ -195,7 +195,7 @@ export class InboxAdminService {
       if (rows.length < BULK_REPLAY_BATCH) break;
     }
     if (!dryRun && refusedIds.length > 0) {
-      await transactionWithAfterCommit(this.dataSource, (tx) =>
+      await runInTransaction(this.dataSource, (tx) =>
         this.audit.record(tx, who, {
           action: 'inbox.replay_bulk_refused',
           target: 'inbox:filter',
@@ -224,7 +224,7 @@ export class InboxAdminService {
   // ---- Erasure: pieces of the orders module's use case (CustomerErasureService) ----
 
   /** Locks rows `ids` in the caller's transaction: settled ones purged, open ones redacted; see InboxAdminRepository. */
-  erasePayloads(tx: EntityManager, ids: string[], eraser: PayloadEraser): Promise<PayloadErasure> {
+  erasePayloads(tx: UnitOfWork, ids: string[], eraser: PayloadEraser): Promise<PayloadErasure> {
     return this.repository.erasePayloads(tx, ids, eraser);
   }
 

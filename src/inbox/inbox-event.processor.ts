@@ -1,20 +1,20 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
-import { PermanentError, TransientError } from '../common/errors';
+import { TransientError } from '../common/errors';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { settle, transactionWithAfterCommit } from '../database/transaction';
+import { runInTransaction, UnitOfWork } from '../database/unit-of-work';
 import { isDeadlock, isSerializationFailure } from '../common/database-errors';
-import { backoffDelayMs } from '../common/backoff';
 import { processingRefusal } from './acceptance';
 import { HandlerRegistry } from './handler.registry';
 import { BatchTrace, InboxTraces } from './inbox.traces';
 import { InboxRepository, LeaseLostError } from './inbox.repository';
-import { HandlerOutcome, InboxEvent, ProviderReading, RegisteredHandler, WebhookBatchHandler } from './inbox.types';
+import { HandlerOutcome, InboxEvent, RegisteredHandler, WebhookBatchHandler } from './inbox.types';
 import { WorkerFaults } from './worker-faults';
-import { EventReads } from '../provider-api/event-reads';
+import { AttemptFailures, AttemptOutcome, logFields, shortError } from './attempt-failures';
+import { ConfirmStep } from './confirm-step';
 
 interface Settled {
   status: 'done' | 'ignored' | 'quarantined';
@@ -31,21 +31,13 @@ function settledOf(outcome: HandlerOutcome): Settled {
   return outcome.kind === 'done' ? { status: 'done', reason: null } : { status: 'quarantined', reason: outcome.reason };
 }
 
-/** One Object.assign per log line: a spread followed by more keys costs more, once per event. */
-function logFields(event: InboxEvent, more: object = {}): Record<string, unknown> {
-  return Object.assign(
-    { eventId: event.eventId, sourceScope: event.sourceScope, inboxId: event.id, eventType: event.eventType, attempt: event.attempts + 1 },
-    more,
-  );
-}
-
-/** `deferred`: handed back before any attempt (its confirm read had no answer or no budget yet). */
-export type AttemptOutcome = 'done' | 'ignored' | 'retry' | 'quarantined' | 'lost_lease' | 'deferred';
+export type { AttemptOutcome } from './attempt-failures';
 
 /**
- * Processes one claimed event in one transaction: the handler's writes and the
- * fenced completion commit together or not at all. A failure is recorded
- * afterwards in a separate, also fenced, statement.
+ * The worker's batch executor: runs claimed events' handlers in one transaction (or
+ * one each), each in its savepoint; the handlers' writes and the fenced completion
+ * commit together or not at all. Before it, the confirm step (confirm-step.ts); after
+ * a failure, the failure recorder (attempt-failures.ts), in a statement of its own.
  */
 @Injectable()
 export class InboxEventProcessor {
@@ -60,8 +52,9 @@ export class InboxEventProcessor {
     private readonly handlers: HandlerRegistry,
     private readonly clock: Clock,
     private readonly faults: WorkerFaults,
-    private readonly reads: EventReads,
     private readonly traces: InboxTraces,
+    private readonly confirm: ConfirmStep,
+    private readonly failures: AttemptFailures,
   ) {}
 
   /** One event, one transaction. `trace`: the spans of the batch it came in (tracing on). */
@@ -75,16 +68,15 @@ export class InboxEventProcessor {
 
   private async processAlone(event: InboxEvent, trace: BatchTrace | undefined): Promise<AttemptOutcome> {
     try {
-      const { status, reason } = await transactionWithAfterCommit(this.dataSource, async (tx) => {
-        trace?.bind(tx);
+      const { status, reason } = await runInTransaction(this.dataSource, async (tx) => {
         const settled = await (trace ? trace.handler(event, () => this.apply(event, tx)) : this.apply(event, tx));
         this.repository.finishIn(tx, event.id, event.lease, settled.status, settled.reason, this.clock.now());
         return settled;
-      });
+      }, { traceparents: trace?.sources() });
       this.logSettled(event, status, reason);
       return status;
     } catch (error) {
-      return this.failed(event, error);
+      return this.failures.record(event, error);
     }
   }
 
@@ -96,49 +88,11 @@ export class InboxEventProcessor {
    * processed again alone and finds its own outcome.
    */
   async processBatch(events: InboxEvent[]): Promise<AttemptOutcome[]> {
-    const early = await this.confirmFirst(events);
-    if (early.size === 0) return this.processConfirmed(events);
-    const ready = events.filter((e) => !early.has(e));
+    const { early, ready } = await this.confirm.run(events, (e) => this.handlerFor(e) !== undefined);
+    if (early.size === 0) return this.processConfirmed(ready);
     const outcomes = ready.length > 0 ? await this.processConfirmed(ready) : [];
-    const byEvent = new Map(ready.map((e, i) => [e, outcomes[i]]));
-    return events.map((e) => early.get(e) ?? byEvent.get(e)!);
-  }
-
-  /**
-   * Confirm reads before the transaction takes its locks. A read's answer goes on
-   * the event (and its row); an event without one yet is handed back (`deferred`,
-   * not an attempt) or, if the read failed with an answer, fails its attempt.
-   * Resolves with the outcome of each event that goes no further now.
-   */
-  private async confirmFirst(events: InboxEvent[]): Promise<Map<InboxEvent, AttemptOutcome>> {
-    const early = new Map<InboxEvent, AttemptOutcome>();
-    const planned = await this.reads.prepare(events.filter((e) => this.handlerFor(e) !== undefined));
-    if (planned.size === 0) return early;
-    const lease = events[0].lease;
-    const readings: { id: string; reading: ProviderReading }[] = [];
-    const deferrals: { event: InboxEvent; until: Date; why: string }[] = [];
-    for (const [event, outcome] of planned) {
-      if (outcome.kind === 'read') {
-        event.confirmation = outcome.reading;
-        readings.push({ id: event.id, reading: outcome.reading });
-      } else if (outcome.kind === 'defer') {
-        deferrals.push({ event, until: outcome.until, why: outcome.why });
-      } else {
-        early.set(event, await this.failed(event, outcome.error));
-      }
-    }
-    if (readings.length > 0) await this.repository.recordReadings(lease, readings);
-    if (deferrals.length > 0) {
-      const held = await this.repository.defer(
-        lease,
-        deferrals.map((d) => ({ id: d.event.id, until: d.until, why: d.why })),
-      );
-      for (const { event, why, until } of deferrals) {
-        early.set(event, held.has(event.id) ? 'deferred' : 'lost_lease');
-        this.logger.debug(logFields(event, { why, nextAttemptAt: until.toISOString() }), 'event waits for its confirm read');
-      }
-    }
-    return early;
+    const byId = new Map(ready.map((e, i) => [e.id, outcomes[i]]));
+    return events.map((e) => early.get(e) ?? byId.get(e.id)!);
   }
 
   private async processConfirmed(events: InboxEvent[]): Promise<AttemptOutcome[]> {
@@ -159,9 +113,8 @@ export class InboxEventProcessor {
       // One batch-handler call for the whole batch needs no savepoint: if it fails, the
       // transaction rolls back and the catch below processes each event alone.
       const guarded = groups.length > 1 || !groups[0].batch;
-      round = await transactionWithAfterCommit(this.dataSource, async (tx) => {
+      round = await runInTransaction(this.dataSource, async (tx) => {
         const r: Round = { settled: new Map(), failures: new Map() };
-        trace?.bind(tx);
         for (const group of groups) {
           if (group.batch && (await this.applyTogether(group.batch, group.events, tx, r, guarded, trace))) continue;
           for (const event of group.events) await this.applyAlone(event, tx, r, trace);
@@ -169,7 +122,7 @@ export class InboxEventProcessor {
         const outcomes = [...r.settled].map(([event, { status, reason }]) => ({ id: event.id, status, reason }));
         if (outcomes.length > 0) this.repository.finishManyIn(tx, outcomes, events[0].lease, this.clock.now());
         return r;
-      });
+      }, { traceparents: trace?.sources() });
     } catch (error) {
       // One at a time: a burst of single transactions would drain the pool that ingestion needs.
       this.logger.warn({ events: events.length, err: shortError(error) }, 'batch failed as a whole; processing its events one by one');
@@ -186,7 +139,7 @@ export class InboxEventProcessor {
         // Another batch held a lock this one needed: now that ours are released, try again alone, at once.
         outcomes.push(await this.process(event, trace));
       } else {
-        outcomes.push(await this.failed(event, error));
+        outcomes.push(await this.failures.record(event, error));
       }
     }
     return outcomes;
@@ -226,16 +179,16 @@ export class InboxEventProcessor {
     return groups;
   }
 
-  private async applyAlone(event: InboxEvent, tx: EntityManager, round: Round, trace: BatchTrace | undefined): Promise<void> {
+  private async applyAlone(event: InboxEvent, tx: UnitOfWork, round: Round, trace: BatchTrace | undefined): Promise<void> {
     await tx.query('SAVEPOINT inbox_event');
     try {
       const settled = await (trace ? trace.handler(event, () => this.apply(event, tx)) : this.apply(event, tx));
       // Writes a handler sent without waiting succeed or fail with the event, inside its savepoint.
-      await settle(tx);
+      await tx.settle();
       await tx.query('RELEASE SAVEPOINT inbox_event');
       round.settled.set(event, settled);
     } catch (error) {
-      await settle(tx).catch(() => undefined);
+      await tx.settle().catch(() => undefined);
       await tx.query('ROLLBACK TO SAVEPOINT inbox_event');
       round.failures.set(event, error);
     }
@@ -248,7 +201,7 @@ export class InboxEventProcessor {
   private async applyTogether(
     batch: WebhookBatchHandler,
     events: InboxEvent[],
-    tx: EntityManager,
+    tx: UnitOfWork,
     round: Round,
     guarded: boolean,
     trace: BatchTrace | undefined,
@@ -264,7 +217,7 @@ export class InboxEventProcessor {
         settled.set(event, settledOf(result));
       }
       if (guarded) {
-        await settle(tx);
+        await tx.settle();
         await tx.query('RELEASE SAVEPOINT inbox_batch');
       }
       for (const [i, event] of events.entries()) {
@@ -275,7 +228,7 @@ export class InboxEventProcessor {
       return true;
     } catch (error) {
       if (!guarded) throw error;
-      await settle(tx).catch(() => undefined);
+      await tx.settle().catch(() => undefined);
       await tx.query('ROLLBACK TO SAVEPOINT inbox_batch');
       return false;
     }
@@ -294,7 +247,7 @@ export class InboxEventProcessor {
   }
 
   /** The event's work inside `tx`; throws to retry (TransientError) or quarantine (PermanentError). */
-  private async apply(event: InboxEvent, tx: EntityManager): Promise<Settled> {
+  private async apply(event: InboxEvent, tx: UnitOfWork): Promise<Settled> {
     // The acceptance decision again, on the current configuration: however the row became pending
     // (a replay, an older version, a hand-written UPDATE), what its endpoint refuses reaches no handler.
     const refusal = processingRefusal(this.config.endpoints, event);
@@ -320,52 +273,4 @@ export class InboxEventProcessor {
     else this.logger.debug(logFields(event, { status }), 'event processed');
   }
 
-  private failed(event: InboxEvent, error: unknown): Promise<AttemptOutcome> {
-    const log = logFields(event);
-    return this.recordFailure(event, error, log).catch((e: Error) => {
-      // The lease expires and another attempt follows: nothing is lost.
-      this.logger.error({ ...log, err: e.message }, 'could not record the failure');
-      return 'retry' as const;
-    });
-  }
-
-  private async recordFailure(event: InboxEvent, error: unknown, log: Record<string, unknown>): Promise<AttemptOutcome> {
-    const now = this.clock.now();
-    if (error instanceof LeaseLostError) {
-      this.logger.warn(log, 'lease lost before completion: rolled back, the new owner processes the event');
-      return 'lost_lease';
-    }
-    if (error instanceof PermanentError) {
-      const ok = await this.repository.finish(event.id, event.lease, 'quarantined', error.reason, now);
-      this.logger.warn({ ...log, reason: error.reason }, 'event quarantined');
-      return ok ? 'quarantined' : 'lost_lease';
-    }
-    const message = shortError(error);
-    const attempt = event.attempts + 1;
-    const next = new Date(now.getTime() + backoffDelayMs(attempt, this.config.retry));
-    const result = await this.repository.recordFailure(
-      event.id,
-      event.lease,
-      message,
-      next,
-      this.config.worker.maxAttempts,
-      now,
-    );
-    if (!result) {
-      this.logger.warn({ ...log, err: message }, 'attempt failed after the lease was lost');
-      return 'lost_lease';
-    }
-    if (result.status === 'quarantined') {
-      this.logger.warn({ ...log, err: message }, 'event quarantined: attempts exhausted');
-      return 'quarantined';
-    }
-    this.logger.log({ ...log, err: message, nextAttemptAt: next.toISOString() }, 'attempt failed, retry scheduled');
-    return 'retry';
-  }
-}
-
-/** Name and message only: never a payload, and short enough for a column and a log line. */
-function shortError(error: unknown): string {
-  const e = error instanceof Error ? error : new Error(String(error));
-  return `${e.name}: ${e.message}`.slice(0, 300);
 }

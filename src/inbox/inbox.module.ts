@@ -8,7 +8,11 @@ import { InboxRepository } from './inbox.repository';
 import { InboxPayloads } from './inbox-payloads';
 import { PayloadKeyCheck } from './payload-key.check';
 import { InboxService } from './inbox.service';
+import { InboxRetentionService } from './inbox-retention.service';
+import { PayloadKeysService } from './payload-keys.service';
 import { InboxEventProcessor } from './inbox-event.processor';
+import { AttemptFailures } from './attempt-failures';
+import { ConfirmStep } from './confirm-step';
 import { InboxTraces } from './inbox.traces';
 import { InboxWorker } from './inbox-worker';
 import { InboxWorkerScheduler } from './inbox-worker.scheduler';
@@ -23,10 +27,14 @@ import { ProviderApiModule } from '../provider-api/provider-api.module';
     InboxPayloads,
     PayloadKeyCheck,
     InboxService,
+    InboxRetentionService,
+    PayloadKeysService,
     InboxAdminRepository,
     InboxAdminService,
     HandlerRegistry,
     InboxEventProcessor,
+    ConfirmStep,
+    AttemptFailures,
     InboxTraces,
     InboxWorker,
     InboxWorkerScheduler,
@@ -34,6 +42,6 @@ import { ProviderApiModule } from '../provider-api/provider-api.module';
     WorkerMetrics,
     AcceptToDoneMetrics,
   ],
-  exports: [InboxService, InboxAdminService],
+  exports: [InboxService, InboxRetentionService, PayloadKeysService, InboxAdminService],
 })
 export class InboxModule {}

@@ -99,7 +99,7 @@ export const CLAIM = `
  * Fenced completion of many events at once: only rows still held by claim $5
  * change. If any of them was not (a lease was lost), expect_rows fails the
  * statement and so its transaction: the worker sends it with the COMMIT, without
- * waiting for its answer (transactionWithAfterCommit). The claim token alone is
+ * waiting for its answer (runInTransaction). The claim token alone is
  * the fence: only a claim sets locked_by, and every statement that moves a row
  * out of 'processing' clears it. Adding `status = 'processing'` let the planner
  * read every held row through webhook_inbox_leased (and its dead entries) instead

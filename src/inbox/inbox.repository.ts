@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { isExpectationFailed } from '../common/database-errors';
 import { queryPrepared } from '../database/prepared-statement';
-import { sendIn } from '../database/transaction';
+import { runInTransaction, UnitOfWork } from '../database/unit-of-work';
 import { API_VERIFIED_WITH } from '../config/load-config';
 import { acceptMany, CLAIM, DEFER, DELETE_ABANDONED, DELETE_IDENTITIES, EXISTING_IDENTITIES, FINISH, FINISH_MANY, PURGE_PAYLOADS, RECORD_FAILURE, RECORD_READINGS, STILL_HELD } from './inbox.queries';
 import { AcceptRequest, AcceptResult, InboxEvent, InboxStatus, ProviderReading, SourceFacts } from './inbox.types';
@@ -137,11 +137,11 @@ export class InboxRepository {
   }
 
   /**
-   * Fenced final status, sent in the transaction of `tx` with its COMMIT (sendIn): if the lease
+   * Fenced final status, sent in the transaction of `tx` with its COMMIT (tx.send): if the lease
    * was lost, the transaction fails with LeaseLostError and nothing of it commits.
    */
-  finishIn(tx: EntityManager, id: string, lease: string, status: 'done' | 'ignored' | 'quarantined', reason: string | null, now: Date): void {
-    void sendIn(tx, { name: 'inbox_finish', text: FINISH, values: [id, lease, status, reason, now] }, leaseLost);
+  finishIn(tx: UnitOfWork, id: string, lease: string, status: 'done' | 'ignored' | 'quarantined', reason: string | null, now: Date): void {
+    void tx.send({ name: 'inbox_finish', text: FINISH, values: [id, lease, status, reason, now] }, leaseLost);
   }
 
   /** Fenced final status in a statement of its own; false when the lease was lost. */
@@ -157,13 +157,13 @@ export class InboxRepository {
 
   /** Fenced completion of a batch, sent in `tx` with its COMMIT; a lost lease fails the transaction with LeaseLostError. */
   finishManyIn(
-    tx: EntityManager,
+    tx: UnitOfWork,
     outcomes: { id: string; status: 'done' | 'ignored' | 'quarantined'; reason: string | null }[],
     lease: string,
     now: Date,
   ): void {
     const values = [outcomes.map((o) => o.id), outcomes.map((o) => o.status), outcomes.map((o) => o.reason), now, lease];
-    void sendIn(tx, { name: 'inbox_finish_many', text: FINISH_MANY, values }, leaseLost);
+    void tx.send({ name: 'inbox_finish_many', text: FINISH_MANY, values }, leaseLost);
   }
 
   /** The ids among `ids` that claim `lease` still holds. */
@@ -263,7 +263,7 @@ export class InboxRepository {
    */
   async reencryptBatch(fromKey: string | null, afterId: string, limit: number): Promise<{ lastId: string | null; resealed: number; unreadable: number }> {
     const clear = fromKey === null;
-    return this.dataSource.transaction(async (tx) => {
+    return runInTransaction(this.dataSource, async (tx) => {
       const rows: (EventRow & { payload_text: string | null })[] = await tx.query(
         reencryptPick(clear),
         clear ? [afterId, limit] : [afterId, limit, fromKey],

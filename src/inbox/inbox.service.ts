@@ -8,20 +8,13 @@ import { GroupCommit, QueueFullError, WaitExpiredError } from './group-commit';
 import { BusyError, ServiceUnavailableError } from '../common/errors';
 import { HandlerRegistry } from './handler.registry';
 import { identity, InboxRepository } from './inbox.repository';
-import { InboxPayloads } from './inbox-payloads';
 import { AcceptRequest, AcceptResult, INBOX_CHANNEL, InboxEvent } from './inbox.types';
 import { InboxWorker } from './inbox-worker';
 
-export interface PayloadKeyReport {
-  encrypted: boolean;
-  current: string | null;
-  ring: string[];
-  keys: { keyId: string | null; rows: number; current: boolean; inRing: boolean }[];
-  /** Stored payloads not under the current key (0 without a ring). */
-  reencryption: { remaining: number; done: boolean };
-}
-
-/** The inbox as ingestion and the maintenance jobs see it (operators use InboxAdminService). */
+/**
+ * The inbox as ingestion and reconciliation see it: acceptance, and what it already
+ * holds. Retention, payload keys and operators have services of their own.
+ */
 @Injectable()
 export class InboxService {
   private readonly acceptGroup: GroupCommit<AcceptRequest, AcceptResult | Error>;
@@ -30,7 +23,6 @@ export class InboxService {
     private readonly repository: InboxRepository,
     private readonly notifications: PgNotifications,
     private readonly handlers: HandlerRegistry,
-    private readonly payloads: InboxPayloads,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly tracing: Tracing,
     private readonly worker: InboxWorker,
@@ -114,65 +106,5 @@ export class InboxService {
   /** Who reads which payload paths of `provider`'s events (for checking an endpoint's `omit` at start). */
   payloadReaders(provider: string, types?: ReadonlySet<string>): { handler: string; type: string; reads?: readonly string[] }[] {
     return this.handlers.readersOf(provider, types);
-  }
-
-  // ---- Retention (maintenance role): one bounded batch per call ----
-
-  /** Drops payloads of done/ignored events received before `before` (identity, digest, status kept). */
-  purgePayloads(before: Date, limit: number): Promise<number> {
-    return this.repository.purgePayloads(before, limit);
-  }
-
-  /** Deletes done/ignored events received before `before`: a resend after this is accepted as new. */
-  deleteIdentities(before: Date, limit: number): Promise<number> {
-    return this.repository.deleteIdentities(before, limit);
-  }
-
-  /** Deletes events quarantined and received before `before`, with their attempts: the operator's window has passed. */
-  deleteAbandoned(before: Date, limit: number): Promise<number> {
-    return this.repository.deleteAbandoned(before, limit);
-  }
-
-  // ---- Payload keys (start check, admin, the re-encryption job of the maintenance role) ----
-
-  /** This instance's key ring: the current key id (undefined: encryption off) and every id it can open. */
-  payloadKeyRing(): { current?: string; ids: string[] } {
-    return { current: this.payloads.currentKeyId, ids: this.payloads.keyIds };
-  }
-
-  /** Key ids stored payloads are sealed with; `null` in the list when clear payloads remain. */
-  payloadKeysInUse(): Promise<(string | null)[]> {
-    return this.repository.payloadKeysInUse();
-  }
-
-  /**
-   * For operators: stored payloads per key id (null: clear), this instance's ring, and
-   * what re-encryption has left. One pass over webhook_inbox_payload_key.
-   */
-  async payloadKeyReport(): Promise<PayloadKeyReport> {
-    const ring = this.payloadKeyRing();
-    const rows = await this.repository.payloadRowsByKey();
-    const remaining = ring.current === undefined ? 0 : rows.filter((r) => r.keyId !== ring.current).reduce((n, r) => n + r.rows, 0);
-    return {
-      encrypted: ring.current !== undefined,
-      current: ring.current ?? null,
-      ring: ring.ids,
-      keys: rows.map((r) => ({
-        keyId: r.keyId,
-        rows: r.rows,
-        current: r.keyId !== null && r.keyId === ring.current,
-        inRing: r.keyId === null || ring.ids.includes(r.keyId),
-      })),
-      reencryption: { remaining, done: remaining === 0 },
-    };
-  }
-
-  payloadRowsOf(keyId: string | null): Promise<number> {
-    return this.repository.payloadRowsOf(keyId);
-  }
-
-  /** One re-encryption batch of rows under `fromKey` (null: clear) after `afterId` (see InboxRepository). */
-  reencryptBatch(fromKey: string | null, afterId: string, limit: number): Promise<{ lastId: string | null; resealed: number; unreadable: number }> {
-    return this.repository.reencryptBatch(fromKey, afterId, limit);
   }
 }

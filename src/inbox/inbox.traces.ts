@@ -47,10 +47,9 @@ export class BatchTrace {
     }
   }
 
-  /** Tells the outbox writer, for `tx`, each event's processing span: the outbox rows an event writes continue from it. */
-  bind(tx: object): void {
-    this.traceparents ??= new Map([...this.spans].map(([event, span]) => [event.id, traceparentOf(span)]));
-    this.tracing.bindSources(tx, this.traceparents);
+  /** Each event's processing span, by inbox row id, for the transaction that serves them: the outbox rows an event writes continue from it. */
+  sources(): ReadonlyMap<string, string> {
+    return (this.traceparents ??= new Map([...this.spans].map(([event, span]) => [event.id, traceparentOf(span)])));
   }
 
   /** Runs one event's handler in its own span, active so that its writes and log lines belong to the event. */

@@ -1,5 +1,6 @@
 import type { ProviderReading } from '../provider-api/state-reader';
 import type { PayloadUnreadable } from './inbox-payloads';
+import type { UnitOfWork } from '../database/unit-of-work';
 
 export type { ProviderReading };
 
@@ -67,8 +68,12 @@ export interface InboxEvent extends InboxIdentity {
   sourceFacts: SourceFacts | null;
   /** The claim that holds the event (`locked_by`): completion is fenced by it, so a lane that lost the lease changes nothing. */
   lease: string;
-  /** Set when the endpoint confirms this event's transition by a read of the provider's API. */
-  confirmation?: ProviderReading;
+  /**
+   * The provider's answer about this event's object, when its endpoint confirms transitions
+   * by a read of the provider's API: an input the worker's confirm step gives the handler
+   * (on a copy of the claimed event, before the transaction), never written by a handler.
+   */
+  readonly confirmation?: ProviderReading;
   /** The traceparent stored by the request that accepted it; null when tracing was off. */
   traceContext?: string | null;
 }
@@ -79,7 +84,7 @@ export interface InboxEvent extends InboxIdentity {
  */
 export type HandlerOutcome = { kind: 'done' } | { kind: 'quarantine'; reason: string };
 
-export type WebhookEventHandler = (event: InboxEvent, tx: import('typeorm').EntityManager) => Promise<HandlerOutcome>;
+export type WebhookEventHandler = (event: InboxEvent, tx: UnitOfWork) => Promise<HandlerOutcome>;
 
 /**
  * A batch handler applies many events in one go, with the same result as
@@ -88,7 +93,7 @@ export type WebhookEventHandler = (event: InboxEvent, tx: import('typeorm').Enti
  */
 export type WebhookBatchHandler = (
   events: InboxEvent[],
-  tx: import('typeorm').EntityManager,
+  tx: UnitOfWork,
 ) => Promise<(HandlerOutcome | Error)[]>;
 
 /** A registered handler: `batch` when it has set-based SQL for many events at once. */

@@ -11,7 +11,7 @@ export interface WebhookEventBinding {
 
 /**
  * Marks a method of a Nest provider as the handler of one `(provider, type)`.
- * The method is `(event: InboxEvent, tx: EntityManager) => Promise<HandlerOutcome>`,
+ * The method is `(event: InboxEvent, tx: UnitOfWork) => Promise<HandlerOutcome>`,
  * or with `{ batch: true }` a WebhookBatchHandler; it may be decorated more than
  * once to handle several types (a batch handler then sees them mixed, in order).
  * `reads` lists the payload paths it reads, so the start can refuse an endpoint's

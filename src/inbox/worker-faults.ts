@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
 import { InboxEvent } from './inbox.types';
+import { UnitOfWork } from '../database/unit-of-work';
 
 /**
  * Test seam for crash and fencing scenarios. `beforeComplete` runs inside the
@@ -10,5 +10,5 @@ import { InboxEvent } from './inbox.types';
  */
 @Injectable()
 export class WorkerFaults {
-  beforeComplete: (event: InboxEvent, tx: EntityManager) => Promise<void> = async () => undefined;
+  beforeComplete: (event: InboxEvent, tx: UnitOfWork) => Promise<void> = async () => undefined;
 }

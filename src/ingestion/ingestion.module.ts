@@ -4,13 +4,7 @@ import { InboxModule } from '../inbox/inbox.module';
 import { IngestionMetrics } from './ingestion.metrics';
 import { IngestionService } from './ingestion.service';
 import { OmitPathsCheck } from './omit-paths.check';
-import { GithubProvider } from './providers/github.provider';
-import { HmacProvider } from './providers/hmac.provider';
-import { ProviderRegistry } from './providers/provider.registry';
-import { ShopifyProvider } from './providers/shopify.provider';
-import { SlackProvider } from './providers/slack.provider';
-import { StandardWebhooksProvider } from './providers/standard.provider';
-import { StripeProvider } from './providers/stripe.provider';
+import { ProviderRegistry } from './provider.registry';
 import { WebhookRoute } from './webhook.route';
 import { IntakeBudget } from './intake-budget';
 
@@ -23,12 +17,6 @@ import { IntakeBudget } from './intake-budget';
     OmitPathsCheck,
     WebhookRoute,
     ProviderRegistry,
-    StripeProvider,
-    GithubProvider,
-    StandardWebhooksProvider,
-    ShopifyProvider,
-    SlackProvider,
-    HmacProvider,
   ],
   exports: [WebhookRoute, IngestionService],
 })

@@ -3,7 +3,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { ConfigError } from '../config/config.error';
 import { InboxService } from '../inbox/inbox.service';
 import { pathsOverlap } from './omit-paths';
-import { ProviderRegistry } from './providers/provider.registry';
+import { ProviderRegistry } from './provider.registry';
 
 /**
  * An endpoint's `omit` must not drop what the acceptance or a handler reads: refuse

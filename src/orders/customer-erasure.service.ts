@@ -7,6 +7,7 @@ import { OutboxService } from '../outbox/outbox.service';
 import { CustomerMentions } from './customer-mentions';
 import { operationKeysOf } from './order-effects';
 import { OrdersRepository } from './orders.repository';
+import { runInTransaction } from '../database/unit-of-work';
 
 /** Whose data: every order with this e-mail address (any tenant), or one order. */
 export type ErasureSubject = { email: string } | { tenantId: string; orderId: string };
@@ -94,7 +95,7 @@ export class CustomerErasureService {
     let auditId = first.auditId;
     if (dryRun || unreadable.length > 0) {
       // Key ids and row ids only: what an operator needs to finish it later.
-      const recorded = await this.dataSource.transaction((tx) =>
+      const recorded = await runInTransaction(this.dataSource, (tx) =>
         this.audit.record(tx, by.actor, {
           action: dryRun ? 'customer.erase_dry_run' : 'customer.erase_incomplete',
           target,
@@ -122,7 +123,7 @@ export class CustomerErasureService {
   /** The first transaction; a dry run's is rolled back and answers what it did before that. */
   private async eraseOrders(subject: ErasureSubject, target: string, by: { actor: Actor; reason: string }, dryRun: boolean): Promise<FirstStep> {
     try {
-      return await this.dataSource.transaction(async (tx): Promise<FirstStep> => {
+      return await runInTransaction(this.dataSource, async (tx): Promise<FirstStep> => {
         const orders = await this.orders.lockForErasure(tx, subject);
         const eraser = customerEraser(subject, orders);
         await this.orders.eraseCustomerEmail(tx, orders);
@@ -165,7 +166,7 @@ export class CustomerErasureService {
         for (const m of found.matched) (m.settled ? total.purged : total.redacted).push(m.id);
       } else if (found.matched.length > 0) {
         batch++;
-        const done = await this.dataSource.transaction(async (tx) => {
+        const done = await runInTransaction(this.dataSource, async (tx) => {
           const erased = await this.inbox.erasePayloads(
             tx,
             found.matched.map((m) => m.id),

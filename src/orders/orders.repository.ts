@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { PermanentError, TransientError } from '../common/errors';
 import { isExpectationFailed, isUniqueViolation } from '../common/database-errors';
-import { sendIn } from '../database/transaction';
+import { UnitOfWork } from '../database/unit-of-work';
 import { OrderStatus } from './domain/order-state-machine';
 import {
   ERASE_CUSTOMER_EMAIL,
@@ -66,7 +66,7 @@ export class OrdersRepository {
 
   /** Erasure: locks the orders of a customer (by e-mail address, or one order) in `tx`; returns their keys. */
   async lockForErasure(
-    tx: EntityManager,
+    tx: UnitOfWork,
     who: { email: string } | { tenantId: string; orderId: string },
   ): Promise<{ tenantId: string; orderId: string; customerEmail: string }[]> {
     const rows: { tenant_id: string; id: string; customer_email: string }[] =
@@ -75,7 +75,7 @@ export class OrdersRepository {
   }
 
   /** Erasure: blanks the e-mail address of `orders` in `tx`. */
-  async eraseCustomerEmail(tx: EntityManager, orders: { tenantId: string; orderId: string }[]): Promise<void> {
+  async eraseCustomerEmail(tx: UnitOfWork, orders: { tenantId: string; orderId: string }[]): Promise<void> {
     await tx.query(ERASE_CUSTOMER_EMAIL, [orders.map((o) => o.tenantId), orders.map((o) => o.orderId)]);
   }
 
@@ -86,7 +86,7 @@ export class OrdersRepository {
   }
 
   /** Undefined when an order with this id already exists for the tenant. */
-  async insert(o: CreateOrder, tx: EntityManager): Promise<Order | undefined> {
+  async insert(o: CreateOrder, tx: UnitOfWork): Promise<Order | undefined> {
     const rows: OrderRow[] = await tx.query(INSERT_ORDER, [
       o.tenantId,
       o.id,
@@ -112,18 +112,18 @@ export class OrdersRepository {
   }
 
   /** Locks the given orders (in key order) and returns those that exist, keyed by orderKey(). */
-  async lockMany(tx: EntityManager, keys: { tenantId: string; orderId: string }[]): Promise<Map<string, Order>> {
-    const rows = await sendIn<OrderRow>(tx, { name: 'orders_lock', text: LOCK_ORDERS, values: [keys.map((k) => k.tenantId), keys.map((k) => k.orderId)] });
+  async lockMany(tx: UnitOfWork, keys: { tenantId: string; orderId: string }[]): Promise<Map<string, Order>> {
+    const rows = await tx.send<OrderRow>({ name: 'orders_lock', text: LOCK_ORDERS, values: [keys.map((k) => k.tenantId), keys.map((k) => k.orderId)] });
     return new Map(rows.map((r) => [orderKey(r.tenant_id, r.id), toOrder(r)]));
   }
 
   /**
    * Applies every transition (at most one per order) and records each event's step in the
-   * order's history. Sent in the transaction of `tx` without waiting (sendIn): if an order is
+   * order's history. Sent in the transaction of `tx` without waiting (tx.send): if an order is
    * not what its transition expects, the transaction fails with a TransientError; if the payment
    * id belongs to another order of the tenant, with a PermanentError.
    */
-  transitionMany(tx: EntityManager, transitions: TransitionRequest[], steps: TransitionStep[]): void {
+  transitionMany(tx: UnitOfWork, transitions: TransitionRequest[], steps: TransitionStep[]): void {
     const values = [
       transitions.map((t) => t.tenantId),
       transitions.map((t) => t.orderId),
@@ -139,7 +139,7 @@ export class OrdersRepository {
       steps.map((t) => t.to),
       transitions.length,
     ];
-    void sendIn(tx, { name: 'orders_transition', text: TRANSITION_ORDERS, values }, (error) => {
+    void tx.send({ name: 'orders_transition', text: TRANSITION_ORDERS, values }, (error) => {
       // Locked and just checked, so this means a bug or a writer outside the lock: roll back and retry rather than guess.
       if (isExpectationFailed(error, 'order_changed_concurrently')) return new TransientError('order_changed_concurrently');
       // No retry can change this. In a batch the whole transaction fails, and each event alone then finds its own outcome.
@@ -148,10 +148,10 @@ export class OrdersRepository {
     });
   }
 
-  /** At most one error per order; sent in the transaction of `tx` without waiting (sendIn). */
-  recordPaymentErrors(tx: EntityManager, errors: { tenantId: string; orderId: string; error: string }[]): void {
+  /** At most one error per order; sent in the transaction of `tx` without waiting (tx.send). */
+  recordPaymentErrors(tx: UnitOfWork, errors: { tenantId: string; orderId: string; error: string }[]): void {
     const values = [errors.map((e) => e.tenantId), errors.map((e) => e.orderId), errors.map((e) => e.error)];
-    void sendIn(tx, { name: 'orders_payment_errors', text: RECORD_PAYMENT_ERRORS, values });
+    void tx.send({ name: 'orders_payment_errors', text: RECORD_PAYMENT_ERRORS, values });
   }
 }
 

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { Actor, AuditService } from '../audit/audit.service';
 import { BadRequestError, ConflictError, NotFoundError, TransientError } from '../common/errors';
 import { HandlerOutcome } from '../inbox/inbox.types';
@@ -9,6 +9,7 @@ import { decide, PaymentFacts } from './domain/order-state-machine';
 import { effectsOf } from './order-effects';
 import { OrderTransition, orderKey, OrdersRepository, TransitionRequest, TransitionStep } from './orders.repository';
 import { CreateOrder, Order } from './orders.types';
+import { runInTransaction, UnitOfWork } from '../database/unit-of-work';
 
 export interface PaymentEvent {
   tenantId: string;
@@ -43,7 +44,7 @@ export class OrdersService {
     const order = validate(input);
     let created: Order | undefined;
     try {
-      created = await this.dataSource.transaction(async (tx) => {
+      created = await runInTransaction(this.dataSource, async (tx) => {
         const inserted = await this.repository.insert(order, tx);
         if (inserted && by) {
           await this.audit.record(tx, by.actor, {
@@ -91,9 +92,9 @@ export class OrdersService {
    * (an unknown order or a refund ahead of its payment is a TransientError).
    * The writes are sent without waiting for their answers: they leave with the
    * worker's completion and COMMIT in one round trip, and a failure among them
-   * fails the transaction (transactionWithAfterCommit's sendIn).
+   * fails the transaction (UnitOfWork.send).
    */
-  async applyPayments(tx: EntityManager, events: PaymentEvent[]): Promise<(HandlerOutcome | Error)[]> {
+  async applyPayments(tx: UnitOfWork, events: PaymentEvent[]): Promise<(HandlerOutcome | Error)[]> {
     const orders = await this.repository.lockMany(tx, events);
     const transitions = new Map<string, TransitionRequest>();
     const steps: TransitionStep[] = [];

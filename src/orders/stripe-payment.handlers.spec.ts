@@ -47,8 +47,7 @@ describe('confirmed: the decision from the provider\'s reading', () => {
     readAt: receivedAt.toISOString(),
   });
   const withReading = (r: ReturnType<typeof reading> | { object: string; id: string; found: false; readAt: string }) => {
-    const event = succeeded(1_764_547_200);
-    event.confirmation = r;
+    const event = { ...succeeded(1_764_547_200), confirmation: r };
     return confirmed(event, parsePaymentEvent(event));
   };
 
@@ -77,8 +76,8 @@ describe('confirmed: the decision from the provider\'s reading', () => {
       const event = succeeded(1_764_547_200);
       event.eventType = 'charge.refunded';
       event.payload.data.object = { id: 'ch_1', payment_intent: 'pi_1', amount: 1200, amount_refunded: 1200, currency: 'eur', metadata: { order_id: 'o1' } };
-      event.confirmation = reading(state, 'charge');
-      return confirmed(event, parsePaymentEvent(event));
+      const withCharge = { ...event, confirmation: reading(state, 'charge') };
+      return confirmed(withCharge, parsePaymentEvent(withCharge));
     };
     expect(refund({ amount: 1200, currency: 'eur', amount_refunded: 300, payment_intent: 'pi_1' })).toMatchObject({ ok: true, event: { facts: { refundedMinor: 300 } } });
     expect(refund({ amount: 1200, currency: 'eur', amount_refunded: 0, payment_intent: 'pi_1' })).toEqual({ ok: false, wait: 'refund_not_confirmed' });

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
 import { LATEST_INSTANT_MS } from '../common/clock';
 import { TransientError } from '../common/errors';
 import { HandlerOutcome, InboxEvent } from '../inbox/inbox.types';
 import { OnWebhookEvent } from '../inbox/on-webhook-event.decorator';
 import { PaymentEventKind, PaymentFacts } from './domain/order-state-machine';
 import { OrdersService, PaymentEvent } from './orders.service';
+import { UnitOfWork } from '../database/unit-of-work';
 
 /** Every payload path parsePaymentEvent reads: an endpoint's `omit` may not drop one (checked at start). */
 export const PAYMENT_EVENT_READS = [
@@ -42,7 +42,7 @@ export class StripePaymentHandlers {
   @OnWebhookEvent('stripe', 'payment_intent.payment_failed', PAYMENT_EVENT)
   @OnWebhookEvent('stripe', 'payment_intent.canceled', PAYMENT_EVENT)
   @OnWebhookEvent('stripe', 'charge.refunded', PAYMENT_EVENT)
-  async apply(events: InboxEvent[], tx: EntityManager): Promise<(HandlerOutcome | Error)[]> {
+  async apply(events: InboxEvent[], tx: UnitOfWork): Promise<(HandlerOutcome | Error)[]> {
     const parsed = events.map((e) => confirmed(e, parsePaymentEvent(e)));
     const valid = parsed.flatMap((p) => (p.ok ? [p.event] : []));
     const applied = valid.length > 0 ? await this.orders.applyPayments(tx, valid) : [];

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { Page, PageRequest, queryPage, SqlWhere } from '../common/pagination';
 import { ROW_IN_SCOPE, TenantScope } from '../common/tenant-scope';
 import {
@@ -19,6 +19,7 @@ import {
   ADMIN_OUTBOX_OLDEST_PENDING,
 } from './outbox-admin.queries';
 import { DestinationStateRow, OutboxAttempt, OutboxBacklog, OutboxEntryView, OutboxFilter, OutboxStats, OutboxStatus } from './outbox.types';
+import { UnitOfWork } from '../database/unit-of-work';
 
 /** The operators' `outbox` SQL: lists, repairs, backlog and stats (never on the relay's path). */
 @Injectable()
@@ -74,17 +75,17 @@ export class OutboxAdminRepository {
   }
 
   /** Locks the entry for an admin change in `tx`; undefined when it does not exist or is not of `tenants`. */
-  async lock(tx: EntityManager, id: string, tenants: TenantScope): Promise<OutboxStatus | undefined> {
+  async lock(tx: UnitOfWork, id: string, tenants: TenantScope): Promise<OutboxStatus | undefined> {
     const rows: { status: OutboxStatus }[] = await tx.query(ADMIN_OUTBOX_LOCK, [id, tenants ?? null]);
     return rows[0]?.status;
   }
 
-  async requeue(tx: EntityManager, id: string, now: Date): Promise<void> {
+  async requeue(tx: UnitOfWork, id: string, now: Date): Promise<void> {
     await tx.query(ADMIN_OUTBOX_REQUEUE, [id, now]);
   }
 
   /** Also releases the entries of its aggregate held behind it. */
-  async markDelivered(tx: EntityManager, id: string, now: Date): Promise<void> {
+  async markDelivered(tx: UnitOfWork, id: string, now: Date): Promise<void> {
     await tx.query(ADMIN_OUTBOX_MARK_DELIVERED, [id, now]);
     await tx.query(ADMIN_OUTBOX_RELEASE_HELD, [id, now]);
   }

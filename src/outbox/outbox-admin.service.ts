@@ -1,11 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { Actor, AuditService } from '../audit/audit.service';
 import { Clock } from '../common/clock';
 import { ConflictError, NotFoundError } from '../common/errors';
 import { Page, PageRequest } from '../common/pagination';
 import { TenantScope } from '../common/tenant-scope';
-import { afterCommit, transactionWithAfterCommit } from '../database/transaction';
+import { runInTransaction, UnitOfWork } from '../database/unit-of-work';
 import { PgNotifications } from '../database/pg-notifications';
 import { DestinationRegistry } from './destinations/destination.registry';
 import { OutboxAdminRepository } from './outbox-admin.repository';
@@ -68,7 +68,7 @@ export class OutboxAdminService {
     const who = payloadReader;
     if (!who) return this.repository.get(id, tenants, false);
     // The read and its audit row commit together: no payload leaves without its trace.
-    return this.dataSource.transaction(async (tx) => {
+    return runInTransaction(this.dataSource, async (tx) => {
       const entry = await this.repository.get(id, tenants, true);
       if (!entry) return undefined;
       await this.audit.record(tx, who, { action: 'outbox.payload_read', target: `outbox:${id}`, reason: 'payload read' });
@@ -78,7 +78,7 @@ export class OutboxAdminService {
 
   /** A dead or unresolved entry goes back to pending under the same operation key. */
   retry(who: Actor, id: string, reason: string, tenants: TenantScope): Promise<OutboxStatusChange & { auditId: string }> {
-    return transactionWithAfterCommit(this.dataSource, async (tx) => {
+    return runInTransaction(this.dataSource, async (tx) => {
       const status = await this.lock(tx, id, tenants);
       if (status !== 'dead' && status !== 'unresolved') {
         throw new ConflictError('not_retryable', `an entry in status ${status} cannot be retried`);
@@ -86,7 +86,7 @@ export class OutboxAdminService {
       await this.repository.requeue(tx, id, this.clock.now());
       const change: OutboxStatusChange = { id, before: status, after: 'pending' };
       const recorded = await this.audit.recordChange(tx, who, { action: 'outbox.retry', target: `outbox:${id}`, reason }, change);
-      afterCommit(tx, () => this.wakeRelays());
+      tx.afterCommit(() => this.wakeRelays());
       this.logger.log({ outboxId: id, actor: who.name, before: change.before }, 'outbox entry re-queued');
       return recorded;
     });
@@ -104,7 +104,7 @@ export class OutboxAdminService {
     reason: string,
     tenants: TenantScope,
   ): Promise<OutboxStatusChange & { auditId: string }> {
-    return transactionWithAfterCommit(this.dataSource, async (tx) => {
+    return runInTransaction(this.dataSource, async (tx) => {
       const status = await this.lock(tx, id, tenants);
       if (status !== 'unresolved' && status !== 'dead') {
         throw new ConflictError('not_unresolved', `an entry in status ${status} needs no resolution`);
@@ -114,7 +114,7 @@ export class OutboxAdminService {
       else await this.repository.requeue(tx, id, now);
       const change: OutboxStatusChange = { id, before: status, after: outcome === 'delivered' ? 'delivered' : 'pending' };
       const recorded = await this.audit.recordChange(tx, who, { action: 'outbox.resolve', target: `outbox:${id}`, reason, details: { outcome } }, change);
-      afterCommit(tx, () => this.wakeRelays());
+      tx.afterCommit(() => this.wakeRelays());
       this.logger.log({ outboxId: id, actor: who.name, outcome, before: status }, 'outbox entry resolved');
       return recorded;
     });
@@ -171,7 +171,7 @@ export class OutboxAdminService {
   }
 
   /** Locks the entry; 404 when it does not exist or is outside `tenants` (never a hint that it exists). */
-  private async lock(tx: EntityManager, id: string, tenants: TenantScope): Promise<OutboxStatus> {
+  private async lock(tx: UnitOfWork, id: string, tenants: TenantScope): Promise<OutboxStatus> {
     const status = await this.repository.lock(tx, id, tenants);
     if (!status) throw new NotFoundError('outbox_entry_not_found', 'no outbox entry with this id');
     return status;

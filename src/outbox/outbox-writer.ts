@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Span } from '@opentelemetry/api';
-import { EntityManager } from 'typeorm';
-import { afterCommit, beforeCommit, sendIn } from '../database/transaction';
+import { UnitOfWork } from '../database/unit-of-work';
 import { PgNotifications } from '../database/pg-notifications';
 import { Tracing } from '../tracing/tracing';
 import { OutboxEntry } from './destinations/destination';
@@ -46,9 +45,6 @@ export type OutboxWrite = {
  */
 @Injectable()
 export class OutboxWriter {
-  /** What each open transaction that wrote entries has written, and its hand-over (null: none, all pending). */
-  private readonly writes = new WeakMap<EntityManager, { handOver: HandOver | null; inserted: Promise<string[]>[] }>();
-
   constructor(
     private readonly notifications: PgNotifications,
     private readonly tracing: Tracing,
@@ -57,12 +53,12 @@ export class OutboxWriter {
   ) {}
 
   /**
-   * Sends the insert in the transaction of `tx` (a transactionWithAfterCommit one) at once,
+   * Sends the insert in the transaction `tx` at once,
    * pipelined with whatever the transaction sends next: a caller that needs no answer need not
    * wait, and a failure fails the transaction either way. Resolves with the operation keys
    * actually inserted (keys already present are skipped).
    */
-  write(tx: EntityManager, entries: OutboxWrite[]): Promise<string[]> {
+  write(tx: UnitOfWork, entries: OutboxWrite[]): Promise<string[]> {
     if (entries.length === 0) return Promise.resolve([]);
     const traceContexts = this.tracing.enabled ? entries.map((e) => this.tracing.sourceTraceparent(tx, e.sourceEventId) ?? null) : null;
     const spans = traceContexts && this.writeSpans(traceContexts);
@@ -79,7 +75,7 @@ export class OutboxWriter {
     const written = this.writesOf(tx);
     const handOver = written.handOver;
     values.push(handOver && offered(entries, handOver), handOver?.lease ?? null, handOver?.until ?? null);
-    const inserted = sendIn<{ operation_key: string }>(tx, { name: 'outbox_insert', text: INSERT_OUTBOX, values })
+    const inserted = tx.send<{ operation_key: string }>({ name: 'outbox_insert', text: INSERT_OUTBOX, values })
       .then((rows) => rows.map((r) => r.operation_key))
       .finally(() => spans?.forEach((span) => span.end()));
     // A caller that does not wait learns of a failure from the transaction.
@@ -88,17 +84,19 @@ export class OutboxWriter {
     return inserted;
   }
 
+  /** What `tx` has written, and its hand-over (null: none, all pending): kept on the transaction from its first write. */
+  private writesOf(tx: UnitOfWork): TransactionWrites {
+    return tx.local(this, () => this.firstWrite(tx));
+  }
+
   /** At the transaction's first write: its hand-over, and the callbacks that hand the entries over or wake a relay for those left pending. */
-  private writesOf(tx: EntityManager): { handOver: HandOver | null; inserted: Promise<string[]>[] } {
-    let written = this.writes.get(tx);
-    if (written) return written;
+  private firstWrite(tx: UnitOfWork): TransactionWrites {
     const handOver = this.relay.handOver() ?? null;
-    written = { handOver, inserted: [] };
-    this.writes.set(tx, written);
+    const written: TransactionWrites = { handOver, inserted: [] };
     const { inserted } = written;
     let handed: Promise<OutboxEntry[]> | undefined;
     if (handOver) {
-      beforeCommit(tx, () => {
+      tx.beforeCommit(() => {
         handed = this.repository.handedIn(tx, handOver.lease);
         // If it fails, so does the transaction, and nothing is handed over.
         handed.catch(() => undefined);
@@ -106,7 +104,7 @@ export class OutboxWriter {
     }
     // Wake a relay for what is pending once it is visible: this instance's own, else the others (throttled; every relay also polls).
     const wake = () => this.notifications.notifyNearest(OUTBOX_CHANNEL);
-    afterCommit(tx, () => {
+    tx.afterCommit(() => {
       if (!handed) return wake();
       // Each answer is in: the statements were answered before the COMMIT. A write whose savepoint failed counts as pending (one wake-up too many at worst).
       void Promise.all([handed, Promise.allSettled(inserted)]).then(([entries, writes]) => {
@@ -126,6 +124,11 @@ export class OutboxWriter {
       this.tracing.startSpan('outbox.write', { attributes: { 'outbox.entries': n } }, this.tracing.continueFrom(traceparent)),
     );
   }
+}
+
+interface TransactionWrites {
+  handOver: HandOver | null;
+  inserted: Promise<string[]>[];
 }
 
 /**

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { OperationOutcome, OutboxEntry } from './destinations/destination';
 import { DestinationState } from './destinations/destination-gate';
 import {
@@ -14,7 +14,7 @@ import {
   WRITE_DESTINATION,
 } from './outbox.queries';
 import { queryPrepared } from '../database/prepared-statement';
-import { sendIn } from '../database/transaction';
+import { UnitOfWork } from '../database/unit-of-work';
 import { OutboxStatus } from './outbox.types';
 
 /** The outcome of one claimed attempt, as it will be stored. */
@@ -94,8 +94,8 @@ export class OutboxRepository {
    * The entries the writer committed handed over under `lease` (see INSERT_OUTBOX), sent in the
    * transaction of `tx` just before its COMMIT (transaction.ts: beforeCommit): answered once it commits.
    */
-  handedIn(tx: EntityManager, lease: string): Promise<OutboxEntry[]> {
-    return sendIn<ClaimedRow>(tx, { name: 'outbox_handed', text: HANDED_OUTBOX, values: [lease] }).then((rows) => rows.map(toEntry));
+  handedIn(tx: UnitOfWork, lease: string): Promise<OutboxEntry[]> {
+    return tx.send<ClaimedRow>({ name: 'outbox_handed', text: HANDED_OUTBOX, values: [lease] }).then((rows) => rows.map(toEntry));
   }
 
   // ---- Destination state (circuit, pause, rate limit) ----
@@ -161,7 +161,7 @@ export class OutboxRepository {
   }
 
   /** Erasure, in the caller's transaction: see ERASE_RECIPIENTS. */
-  async eraseRecipients(tx: EntityManager, operationKeys: string[]): Promise<{ entries: number; blanked: number; sourceEventIds: string[] }> {
+  async eraseRecipients(tx: UnitOfWork, operationKeys: string[]): Promise<{ entries: number; blanked: number; sourceEventIds: string[] }> {
     const rows: { id: string; source_event_id: string | null; blanked: boolean }[] = await tx.query(ERASE_RECIPIENTS, [operationKeys]);
     return {
       entries: rows.length,

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
 import { OutboxRepository } from './outbox.repository';
+import { UnitOfWork } from '../database/unit-of-work';
 
 /** The outbox as retention and an erasure see it (the writer is OutboxWriter; operators use OutboxAdminService). */
 @Injectable()
@@ -22,7 +22,7 @@ export class OutboxService {
    * with these operation keys (an unsent one becomes `dead`, 'erased'); returns how
    * many entries there were and the inbox events they came from.
    */
-  eraseRecipients(tx: EntityManager, operationKeys: string[]): Promise<{ entries: number; blanked: number; sourceEventIds: string[] }> {
+  eraseRecipients(tx: UnitOfWork, operationKeys: string[]): Promise<{ entries: number; blanked: number; sourceEventIds: string[] }> {
     return this.repository.eraseRecipients(tx, operationKeys);
   }
 }

@@ -25,3 +25,14 @@ export function retryAfterMs(value: string | string[] | undefined, now = Date.no
   const at = Date.parse(raw);
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
+
+/** The provider refused the request for another reason (4xx): an answer, so it counts as an attempt of the event. */
+export class ProviderAnswerError extends Error {
+  constructor(
+    readonly status: number | undefined,
+    readonly code: string | undefined,
+  ) {
+    super(`provider_refused_request (${status ?? '?'}${code ? ` ${code}` : ''})`);
+    this.name = 'ProviderAnswerError';
+  }
+}

@@ -3,14 +3,14 @@ import { DiscoveryModule } from '@nestjs/core';
 import { EventReads } from './event-reads';
 import { ReadBudget } from './read-budget';
 import { StateReaderRegistry } from './state-reader.registry';
-import { GithubApi } from './github/github-api';
-import { StripeApi } from './stripe/stripe-api';
-import { StripeStateReader } from './stripe/stripe.state-reader';
 
-/** The providers' APIs: SDK clients, the shared read budget, state readers (confirm reads). */
+/**
+ * Reading the providers' APIs: the shared read budget and the state readers' registry
+ * (confirm reads). The SDK clients and readers themselves live in src/providers/.
+ */
 @Module({
   imports: [DiscoveryModule],
-  providers: [StripeApi, GithubApi, ReadBudget, StateReaderRegistry, StripeStateReader, EventReads],
-  exports: [EventReads, StripeApi, GithubApi, ReadBudget, StateReaderRegistry],
+  providers: [ReadBudget, StateReaderRegistry, EventReads],
+  exports: [EventReads, ReadBudget, StateReaderRegistry],
 })
 export class ProviderApiModule {}

@@ -5,8 +5,6 @@ import { InboxModule } from '../inbox/inbox.module';
 import { IngestionModule } from '../ingestion/ingestion.module';
 import { ProviderApiModule } from '../provider-api/provider-api.module';
 import { ReconcilerRegistry } from './reconciler.registry';
-import { GithubReconciler } from './reconcilers/github.reconciler';
-import { StripeReconciler } from './reconcilers/stripe.reconciler';
 import { ReconciliationRunner } from './reconciliation-runner';
 import { ReconciliationMetrics } from './reconciliation.metrics';
 import { ReconciliationRepository } from './reconciliation.repository';
@@ -23,8 +21,6 @@ import { ReconciliationService } from './reconciliation.service';
   providers: [
     ReconciliationRepository,
     ReconcilerRegistry,
-    StripeReconciler,
-    GithubReconciler,
     ReconciliationRunner,
     ReconciliationMetrics,
     ReconciliationService,

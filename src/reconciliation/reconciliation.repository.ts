@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { isUniqueViolation } from '../common/database-errors';
 import {
   ADVANCE_CURSOR,
@@ -14,6 +14,7 @@ import {
   SCHEDULE_RUN,
 } from './reconciliation.queries';
 import { OutcomeCounts, ReconciliationCursor, ReconciliationRun, RunStatus } from './reconciliation.types';
+import { UnitOfWork } from '../database/unit-of-work';
 
 interface RunRow {
   id: string;
@@ -101,7 +102,7 @@ export class ReconciliationRepository {
 
   /** In the caller's transaction (with its audit row); undefined when a run is already waiting for the endpoint. */
   async request(
-    tx: EntityManager,
+    tx: UnitOfWork,
     run: { endpointId: string; requestedBy: string; reason: string; dryRun: boolean; from?: Date; to?: Date; advancesCursor: boolean },
     now: Date,
   ): Promise<string | undefined> {

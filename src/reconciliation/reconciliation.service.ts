@@ -7,6 +7,7 @@ import { APP_CONFIG, AppConfig, EndpointConfig } from '../config/app-config';
 import { ReconcilerRegistry } from './reconciler.registry';
 import { ReconciliationRepository } from './reconciliation.repository';
 import { ReconciliationRun } from './reconciliation.types';
+import { runInTransaction } from '../database/unit-of-work';
 
 export interface RunRequest {
   endpoint?: string;
@@ -88,7 +89,7 @@ export class ReconciliationService {
     const targets = req.endpoint ? [this.target(req.endpoint)] : this.reconcilable();
     const now = this.clock.now();
     this.checkWindow(targets, req, now);
-    return this.dataSource.transaction(async (tx) => {
+    return runInTransaction(this.dataSource, async (tx) => {
       const runs: { id: string; endpointId: string }[] = [];
       const skipped: { endpointId: string; reason: string }[] = [];
       for (const endpoint of targets) {

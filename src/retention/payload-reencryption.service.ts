@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { InboxService } from '../inbox/inbox.service';
+import { PayloadKeysService } from '../inbox/payload-keys.service';
 import { ReencryptionMetrics } from './reencryption.metrics';
 
 /** Rows per transaction: each batch locks its rows for a few milliseconds only. */
@@ -30,16 +30,16 @@ export class PayloadReencryptionService {
   maxBatches = REENCRYPTION_MAX_BATCHES;
 
   constructor(
-    private readonly inbox: InboxService,
+    private readonly keys: PayloadKeysService,
     private readonly metrics: ReencryptionMetrics,
   ) {}
 
   async runOnce(stopped: () => boolean = () => false): Promise<ReencryptionResult> {
     const result: ReencryptionResult = { resealed: 0, unreadable: 0, capped: false };
-    const { current } = this.inbox.payloadKeyRing();
+    const { current } = this.keys.ring();
     if (current === undefined) return result;
     const started = Date.now();
-    const old = (await this.inbox.payloadKeysInUse()).filter((keyId) => keyId !== current);
+    const old = (await this.keys.keysInUse()).filter((keyId) => keyId !== current);
     let batches = 0;
     for (const keyId of old) {
       for (let after = '0'; ; ) {
@@ -47,7 +47,7 @@ export class PayloadReencryptionService {
           result.capped = true;
           break;
         }
-        const batch = await this.inbox.reencryptBatch(keyId, after, this.batchSize);
+        const batch = await this.keys.reencryptBatch(keyId, after, this.batchSize);
         batches++;
         result.resealed += batch.resealed;
         result.unreadable += batch.unreadable;
@@ -57,7 +57,7 @@ export class PayloadReencryptionService {
         after = batch.lastId;
       }
     }
-    this.metrics.left(await Promise.all(old.map(async (keyId) => ({ keyId, rows: await this.inbox.payloadRowsOf(keyId) }))));
+    this.metrics.left(await Promise.all(old.map(async (keyId) => ({ keyId, rows: await this.keys.rowsOf(keyId) }))));
     if (result.resealed + result.unreadable > 0) {
       const summary = { ...result, current, from: old.map((k) => k ?? 'clear'), batches, ms: Date.now() - started };
       if (result.unreadable > 0) this.logger.warn(summary, 'payload re-encryption run: some payloads do not open');

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { AuditService } from '../audit/audit.service';
-import { InboxService } from '../inbox/inbox.service';
+import { InboxRetentionService } from '../inbox/inbox-retention.service';
 import { OrdersService } from '../orders/orders.service';
 import { ReconciliationService } from '../reconciliation/reconciliation.service';
 import { OutboxService } from '../outbox/outbox.service';
@@ -57,7 +57,7 @@ export class RetentionService {
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly inbox: InboxService,
+    private readonly inbox: InboxRetentionService,
     private readonly outbox: OutboxService,
     private readonly orders: OrdersService,
     private readonly audit: AuditService,

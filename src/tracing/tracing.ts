@@ -41,8 +41,6 @@ export class Tracing implements OnApplicationShutdown {
   readonly enabled: boolean;
   private readonly sdk?: TracerSdk;
   private readonly tracer?: Tracer;
-  /** The traceparent of each source event's processing span, per open transaction (see bindSources). */
-  private readonly sources = new WeakMap<object, ReadonlyMap<string, string>>();
 
   constructor(@Inject(APP_CONFIG) config: AppConfig, @Optional() @Inject(SPAN_EXPORTER) testExporter?: SpanExporter) {
     this.enabled = Boolean(testExporter) || config.tracing.enabled;
@@ -92,17 +90,12 @@ export class Tracing implements OnApplicationShutdown {
   }
 
   /**
-   * Tells the outbox writer, for the transaction `tx`, which processing span each
-   * source event (inbox row id) has: entries written for an event continue its trace,
-   * even when one batch handler writes the entries of many events in one statement.
+   * The traceparent an outbox entry of `sourceEventId` written in the transaction `tx`
+   * continues: the processing span of that event, which the transaction carries (one
+   * batch handler may write the entries of many events in one statement); else the active span's.
    */
-  bindSources(tx: object, traceparents: ReadonlyMap<string, string>): void {
-    this.sources.set(tx, traceparents);
-  }
-
-  /** The traceparent the outbox entry of `sourceEventId` written in `tx` continues; else the active span's. */
-  sourceTraceparent(tx: object, sourceEventId: string | null): string | undefined {
-    const bound = sourceEventId === null ? undefined : this.sources.get(tx)?.get(sourceEventId);
+  sourceTraceparent(tx: { traceparentOf(inboxId: string): string | undefined }, sourceEventId: string | null): string | undefined {
+    const bound = sourceEventId === null ? undefined : tx.traceparentOf(sourceEventId);
     if (bound) return bound;
     const active = trace.getSpan(context.active());
     return active ? traceparentOf(active) : undefined;

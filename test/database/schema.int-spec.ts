@@ -1,14 +1,17 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TestDatabase, useTestDatabase } from '../support/test-database';
 
 /**
- * The migrated schema as text, compared with the committed schema.sql, so a
- * migration's effect on tables, columns, constraints, indexes and storage
- * settings is reviewed as a diff of that file. After changing a migration,
- * regenerate it with `npm run schema:snapshot` (UPDATE_SCHEMA=1) and commit the result.
+ * The migrated schema as text, one file per table in test/database/schema/ (its
+ * columns, constraints, indexes and triggers) and one for the functions, compared
+ * with the committed files, so a migration's effect is reviewed as a diff of the
+ * tables it touches, and a module's new table is a new file, not an edit of a shared
+ * one. After changing a migration, regenerate them with `npm run schema:snapshot`
+ * (UPDATE_SCHEMA=1) and commit the result.
  */
-const SNAPSHOT = join(__dirname, 'schema.sql');
+const SNAPSHOT_DIR = join(__dirname, 'schema');
+const HEADER = '-- Written by test/database/schema.int-spec.ts after every migration: do not edit by hand.';
 
 const TABLES = `
   SELECT c.relname AS name,
@@ -27,13 +30,14 @@ const TABLES = `
    ORDER BY c.relname COLLATE "C"`;
 
 const CONSTRAINTS = `
-  SELECT format('ALTER TABLE %s ADD CONSTRAINT %s %s;', conrelid::regclass, conname, pg_get_constraintdef(oid)) AS line
+  SELECT conrelid::regclass::text AS table,
+         format('ALTER TABLE %s ADD CONSTRAINT %s %s;', conrelid::regclass, conname, pg_get_constraintdef(oid)) AS line
     FROM pg_constraint
    WHERE connamespace = 'public'::regnamespace AND contype <> 'n'
    ORDER BY conrelid::regclass::text COLLATE "C", conname COLLATE "C"`;
 
 const INDEXES = `
-  SELECT i.indexdef || CASE WHEN x.indisvalid THEN '' ELSE ' -- INVALID' END || ';' AS line
+  SELECT i.tablename AS table, i.indexdef || CASE WHEN x.indisvalid THEN '' ELSE ' -- INVALID' END || ';' AS line
     FROM pg_indexes i
     JOIN pg_class c ON c.relname = i.indexname AND c.relnamespace = 'public'::regnamespace
     JOIN pg_index x ON x.indexrelid = c.oid
@@ -45,31 +49,42 @@ const ROUTINES = `
    WHERE p.pronamespace = 'public'::regnamespace ORDER BY p.proname COLLATE "C", pg_get_function_identity_arguments(p.oid) COLLATE "C"`;
 
 const TRIGGERS = `
-  SELECT pg_get_triggerdef(t.oid) || ';' AS line FROM pg_trigger t
+  SELECT c.relname AS table, pg_get_triggerdef(t.oid) || ';' AS line FROM pg_trigger t
     JOIN pg_class c ON c.oid = t.tgrelid
    WHERE c.relnamespace = 'public'::regnamespace AND NOT t.tgisinternal
    ORDER BY c.relname COLLATE "C", t.tgname COLLATE "C"`;
 
-async function dumpSchema(db: TestDatabase): Promise<string> {
+/** File name -> content: `<table>.sql` for each table, `functions.sql` for the routines. */
+async function dumpSchema(db: TestDatabase): Promise<Map<string, string>> {
   const tables = await db.query<{ name: string; options: string; columns: string }>(TABLES);
-  const lines = async (sql: string) => (await db.query<{ line: string }>(sql)).map((r) => r.line);
-  return [
-    '-- The schema after every migration, written by test/database/schema.int-spec.ts: do not edit by hand.',
-    ...tables.map((t) => `CREATE TABLE ${t.name} (\n${t.columns}\n)${t.options ? ` WITH (${t.options})` : ''};`),
-    ...(await lines(CONSTRAINTS)),
-    ...(await lines(INDEXES)),
-    ...(await lines(ROUTINES)),
-    ...(await lines(TRIGGERS)),
-  ].join('\n\n') + '\n';
+  const [constraints, indexes, triggers] = await Promise.all(
+    [CONSTRAINTS, INDEXES, TRIGGERS].map((sql) => db.query<{ table: string; line: string }>(sql)),
+  );
+  const of = (rows: { table: string; line: string }[], table: string) => rows.filter((r) => r.table === table).map((r) => r.line);
+  const file = (parts: string[]) => [HEADER, ...parts].join('\n\n') + '\n';
+  const files = new Map<string, string>();
+  for (const t of tables) {
+    const create = `CREATE TABLE ${t.name} (\n${t.columns}\n)${t.options ? ` WITH (${t.options})` : ''};`;
+    files.set(`${t.name}.sql`, file([create, ...of(constraints, t.name), ...of(indexes, t.name), ...of(triggers, t.name)]));
+  }
+  const routines = (await db.query<{ line: string }>(ROUTINES)).map((r) => r.line);
+  if (routines.length > 0) files.set('functions.sql', file(routines));
+  return files;
 }
 
 describe('migrated schema', () => {
   let db: TestDatabase;
   useTestDatabase((created) => (db = created));
 
-  it('matches test/database/schema.sql', async () => {
+  it('matches test/database/schema/, one file per table', async () => {
     const schema = await dumpSchema(db);
-    if (process.env.UPDATE_SCHEMA === '1') writeFileSync(SNAPSHOT, schema);
-    expect(schema).toBe(readFileSync(SNAPSHOT, 'utf8'));
+    const committed = existsSync(SNAPSHOT_DIR) ? readdirSync(SNAPSHOT_DIR).filter((f) => f.endsWith('.sql')) : [];
+    if (process.env.UPDATE_SCHEMA === '1') {
+      mkdirSync(SNAPSHOT_DIR, { recursive: true });
+      for (const stale of committed.filter((f) => !schema.has(f))) rmSync(join(SNAPSHOT_DIR, stale));
+      for (const [name, text] of schema) writeFileSync(join(SNAPSHOT_DIR, name), text);
+    }
+    const onDisk = new Map(readdirSync(SNAPSHOT_DIR).filter((f) => f.endsWith('.sql')).map((f) => [f, readFileSync(join(SNAPSHOT_DIR, f), 'utf8')]));
+    expect(Object.fromEntries(onDisk)).toEqual(Object.fromEntries(schema));
   });
 });

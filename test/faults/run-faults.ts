@@ -13,13 +13,13 @@ import { randomBytes } from 'node:crypto';
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { signRequest } from '../../src/cli/sign-request';
-import { startFakeEmail, startFakeErp, destinationEnv } from '../support/fake-destinations';
+import { destinationEnv, startFakeEmail, startFakeErp, startSinkDestination } from '../support/fake-destinations';
 import { DestinationChaos, EMAIL_MIX, ERP_MIX, ERP_QUERY_MIX } from './lib/destination-chaos';
 import { HostileCase, hostileCases, matches, outcomeLabel } from './lib/hostile-inputs';
 import { HttpResult, send, sleep } from './lib/http';
 import { ENDPOINT, expectedStatus, LoadGenerator, SCOPE, TENANT } from './lib/load-generator';
 import { RestartablePostgres } from './lib/restartable-postgres';
-import { createFleet, ServiceInstance } from './lib/service-fleet';
+import { createFleet, registeredDestinations, ServiceInstance } from './lib/service-fleet';
 import { Report } from './lib/report';
 
 const LONG = process.argv.includes('--long');
@@ -114,7 +114,17 @@ async function main(): Promise<void> {
   };
   // A snapshot of the build: restarts keep running this code even if dist/ is rebuilt meanwhile.
   cpSync(join(__dirname, '..', '..', 'dist'), join(runDir, 'dist'), { recursive: true });
-  const fleet = createFleet(2, env, runDir, join(runDir, 'dist', 'src', 'main.js'));
+  const main = join(runDir, 'dist', 'src', 'main.js');
+  // A destination a team registered besides these two gets a sink, so the production start finds its URL.
+  const sinks: { close(): Promise<void> }[] = [];
+  for (const name of await registeredDestinations(env, runDir, main, OPERATOR_TOKEN)) {
+    if (name === 'erp' || name === 'email') continue;
+    const sink = await startSinkDestination();
+    sinks.push(sink);
+    Object.assign(env, destinationEnv({ [name]: sink.url }));
+    log(`destination "${name}": a sink at ${sink.url}`);
+  }
+  const fleet = createFleet(2, env, runDir, main);
   await Promise.all(fleet.map((s) => s.start()));
   log(`services up: ${fleet.map((s) => `${s.name} pid ${s.pid} ${s.url}`).join(', ')}`);
 
@@ -249,6 +259,7 @@ async function main(): Promise<void> {
     checkLogs(fleet, load);
     await erp.close();
     await email.close();
+    for (const sink of sinks) await sink.close();
     await pg.stop().catch(() => undefined);
   }
   report.print(`${PROFILE.name} run, seed ${SEED}, ${((Date.now() - started) / 1000).toFixed(0)} s`);

@@ -1,5 +1,5 @@
 import { WorkerFaults } from '../../src/inbox/worker-faults';
-import { InboxService } from '../../src/inbox/inbox.service';
+import { InboxRetentionService } from '../../src/inbox/inbox-retention.service';
 import { TransientError } from '../../src/common/errors';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { startTestApp, TestApp } from '../support/test-app';
@@ -109,7 +109,7 @@ describe('worker: attempt history', () => {
     const row = await inboxRow(db, event.id as string);
     expect(await attempts(row.id)).toHaveLength(1);
     await db.query(`UPDATE webhook_inbox SET received_at = now() - interval '400 days' WHERE id = $1`, [row.id]);
-    expect(await t.app.get(InboxService).deleteIdentities(new Date(Date.now() - 86_400_000), 100)).toBe(1);
+    expect(await t.app.get(InboxRetentionService).deleteIdentities(new Date(Date.now() - 86_400_000), 100)).toBe(1);
     expect(await attempts(row.id)).toEqual([]);
   });
 });

@@ -1,5 +1,4 @@
 import { Injectable, Module } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
 import { PermanentError, TransientError } from '../../src/common/errors';
 import { HandlerOutcome, InboxEvent } from '../../src/inbox/inbox.types';
 import { OnWebhookEvent } from '../../src/inbox/on-webhook-event.decorator';
@@ -11,12 +10,13 @@ const op = { Authorization: `Bearer ${OPERATOR_TOKEN}` };
 import { WorkerFaults } from '../../src/inbox/worker-faults';
 import { OrdersService } from '../../src/orders/orders.service';
 import { chargeRefundedEvent, createOrder, ENDPOINTS, inboxRow, orderRow, outboxRows, paymentIntentEvent, postStripe, TENANT, worker } from './worker-fixtures';
+import { UnitOfWork } from '../../src/database/unit-of-work';
 
 /** Writes a row, then fails as the event's order id says: the write must vanish with the failure. */
 @Injectable()
 class FlakyHandlers {
   @OnWebhookEvent('stripe', 'test.batch')
-  async handle(event: InboxEvent, tx: EntityManager): Promise<HandlerOutcome> {
+  async handle(event: InboxEvent, tx: UnitOfWork): Promise<HandlerOutcome> {
     await tx.query('INSERT INTO batch_effects (event_id) VALUES ($1)', [event.eventId]);
     const mode = event.payload.data.object.metadata.order_id as string;
     if (mode === 'transient') throw new TransientError('try again later');

@@ -1,4 +1,4 @@
-import { EntityManager } from 'typeorm';
+import { UnitOfWork } from '../../src/database/unit-of-work';
 import { WorkerFaults } from '../../src/inbox/worker-faults';
 import { TestDatabase } from '../support/test-database';
 import { TestApp, useTestApp } from '../support/test-app';
@@ -23,7 +23,7 @@ describe('worker: slow batches against a short lease', () => {
       await Promise.all(ids.slice(i, i + 50).map((id) => postStripe(t, paymentIntentEvent('payment_intent.succeeded', { orderId: id }))));
     }
     // Each transaction's first attempt takes 2 s of a 3 s lease.
-    const slowed = new WeakSet<EntityManager>();
+    const slowed = new WeakSet<UnitOfWork>();
     t.app.get(WorkerFaults).beforeComplete = async (event, tx) => {
       if (event.attempts > 0 || slowed.has(tx)) return;
       slowed.add(tx);

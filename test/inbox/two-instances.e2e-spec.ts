@@ -1,17 +1,17 @@
 import { Injectable, Module } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
 import { HandlerOutcome, InboxEvent } from '../../src/inbox/inbox.types';
 import { OnWebhookEvent } from '../../src/inbox/on-webhook-event.decorator';
 import { MetricsRegistry } from '../../src/observability/metrics.registry';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { startTestApp, TestApp } from '../support/test-app';
 import { createOrder, drain, ENDPOINTS, paymentIntentEvent, postStripe } from './worker-fixtures';
+import { UnitOfWork } from '../../src/database/unit-of-work';
 
 /** Leaves one row per committed invocation: a second processing of an event would show as a second row. */
 @Injectable()
 class EffectHandlers {
   @OnWebhookEvent('stripe', 'test.effect')
-  async effect(event: InboxEvent, tx: EntityManager): Promise<HandlerOutcome> {
+  async effect(event: InboxEvent, tx: UnitOfWork): Promise<HandlerOutcome> {
     await tx.query('INSERT INTO test_effects (inbox_id) VALUES ($1)', [event.id]);
     return { kind: 'done' };
   }

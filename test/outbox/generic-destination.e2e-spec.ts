@@ -13,8 +13,8 @@ import { outboxRow } from './outbox-rows';
  * docs/extending.md says: one class and one registration line, and nothing
  * in src/config/ knows about it.
  */
-@DestinationFor('crm', { concurrency: 2 })
-class CrmDestination extends HttpDestination {
+@DestinationFor('loyalty', { concurrency: 2 })
+class LoyaltyDestination extends HttpDestination {
   deliver(entry: OutboxEntry, options: DeliveryOptions): Promise<DeliveryResult> {
     return this.post('/events', entry, () => JSON.stringify({ customerId: entry.payload.customerId, paidAt: entry.payload.paidAt }), options);
   }
@@ -25,14 +25,14 @@ class CrmDestination extends HttpDestination {
   }
 }
 
-@Module({ providers: [CrmDestination] })
-class CrmModule {}
+@Module({ providers: [LoyaltyDestination] })
+class LoyaltyModule {}
 
-const CRM_TOKEN = 'crm-token-from-a-named-variable';
+const LOYALTY_TOKEN = 'loyalty-token-from-a-named-variable';
 
-describe('a destination added by a test module, configured by DESTINATION_CRM_*', () => {
+describe('a destination added by a test module, configured by DESTINATION_LOYALTY_*', () => {
   let db: TestDatabase;
-  let crm: FakeDestination;
+  let loyalty: FakeDestination;
   let erp: FakeDestination;
   let email: FakeDestination & { sendUrl: string };
   let t: TestApp | undefined;
@@ -51,43 +51,43 @@ describe('a destination added by a test module, configured by DESTINATION_CRM_*'
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    crm = await new FakeDestination('/events', '/events/', { bearer: CRM_TOKEN }).start();
+    loyalty = await new FakeDestination('/events', '/events/', { bearer: LOYALTY_TOKEN }).start();
     erp = await startFakeErp();
     email = await startFakeEmail();
   });
   afterAll(async () => {
     await t?.close();
-    await Promise.all([crm.close(), erp.close(), email.close()]);
+    await Promise.all([loyalty.close(), erp.close(), email.close()]);
     await db.drop();
   });
 
   it('production refuses to start without its URL, naming the variable', async () => {
-    await expect(startTestApp({ databaseUrl: db.url, imports: [CrmModule], env: production() })).rejects.toThrow(
-      'DESTINATION_CRM_URL: required when NODE_ENV=production (destination "crm" is registered)',
+    await expect(startTestApp({ databaseUrl: db.url, imports: [LoyaltyModule], env: production() })).rejects.toThrow(
+      'DESTINATION_LOYALTY_URL: required when NODE_ENV=production (destination "loyalty" is registered)',
     );
   });
 
   it('settings for a destination nobody registered stop the start', async () => {
-    await expect(startTestApp({ databaseUrl: db.url, env: { ...production(), DESTINATION_CRM_URL: crm.url } })).rejects.toThrow(
-      /^DESTINATION_CRM_\*: no destination "crm" is registered/,
+    await expect(startTestApp({ databaseUrl: db.url, env: { ...production(), DESTINATION_LOYALTY_URL: loyalty.url } })).rejects.toThrow(
+      /^DESTINATION_LOYALTY_\*: no destination "loyalty" is registered/,
     );
   });
 
   it('starts in production with its URL and token, delivers under the key, and resolves an unknown outcome on its own query path', async () => {
     t = await startTestApp({
       databaseUrl: db.url,
-      imports: [CrmModule],
-      env: { ...production(), DESTINATION_CRM_URL: crm.url, DESTINATION_CRM_BEARER_ENV: 'CRM_TOKEN', CRM_TOKEN },
+      imports: [LoyaltyModule],
+      env: { ...production(), DESTINATION_LOYALTY_URL: loyalty.url, DESTINATION_LOYALTY_BEARER_ENV: 'LOYALTY_TOKEN', LOYALTY_TOKEN },
     });
     expect(t.config.production).toBe(true);
-    const key = 'crm:customer-paid:acme:o1';
+    const key = 'loyalty:customer-paid:acme:o1';
     await db.query(
       `INSERT INTO outbox (operation_key, destination, operation_type, tenant_id, payload, next_attempt_at)
-       VALUES ($1, 'crm', 'customer.paid', 'acme', $2, now() - interval '1 second')`,
+       VALUES ($1, 'loyalty', 'customer.paid', 'acme', $2, now() - interval '1 second')`,
       [key, JSON.stringify({ customerId: 'c-1', paidAt: '2026-12-01T10:00:00Z' })],
     );
-    // The first answer is lost after the CRM applied it: the next round asks GET /events/<key> before any resend.
-    crm.failNext(1, { kind: 'applyThenHang' });
+    // The first answer is lost after the LOYALTY applied it: the next round asks GET /events/<key> before any resend.
+    loyalty.failNext(1, { kind: 'applyThenHang' });
     await t.app.get(OutboxRelay).runOnce();
     await waitFor('the first attempt to time out', async () => {
       const row = await outboxRow(db, key);
@@ -98,11 +98,11 @@ describe('a destination added by a test module, configured by DESTINATION_CRM_*'
     await t.app.get(OutboxRelay).runOnce();
 
     expect(await outboxRow(db, key)).toMatchObject({ status: 'delivered' });
-    expect(crm.posts(key)).toHaveLength(1);
-    expect(crm.queries(key)).toHaveLength(1);
-    expect(crm.requests.every((r) => r.headers.authorization === `Bearer ${CRM_TOKEN}`)).toBe(true);
-    expect(crm.effects.get(key)).toBe('{"customerId":"c-1","paidAt":"2026-12-01T10:00:00Z"}');
-    expect(crm.refused).toBe(0);
-    expect(t.logs.text()).not.toContain(CRM_TOKEN);
+    expect(loyalty.posts(key)).toHaveLength(1);
+    expect(loyalty.queries(key)).toHaveLength(1);
+    expect(loyalty.requests.every((r) => r.headers.authorization === `Bearer ${LOYALTY_TOKEN}`)).toBe(true);
+    expect(loyalty.effects.get(key)).toBe('{"customerId":"c-1","paidAt":"2026-12-01T10:00:00Z"}');
+    expect(loyalty.refused).toBe(0);
+    expect(t.logs.text()).not.toContain(LOYALTY_TOKEN);
   });
 });

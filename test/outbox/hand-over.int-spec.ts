@@ -1,5 +1,5 @@
-import { DataSource, EntityManager } from 'typeorm';
-import { transactionWithAfterCommit } from '../../src/database/transaction';
+import { DataSource } from 'typeorm';
+import { runInTransaction, UnitOfWork } from '../../src/database/unit-of-work';
 import { effectsOf } from '../../src/orders/order-effects';
 import { OutboxRelay } from '../../src/outbox/outbox-relay';
 import { HOLD_RECHECK_MS, OutboxRepository } from '../../src/outbox/outbox.repository';
@@ -52,9 +52,9 @@ describe('outbox: entries handed over to the relay of the instance that writes t
   const receipt = (o: string) => `email:receipt:acme:${o}`;
 
   /** The business transaction's write through the real writer; `more` runs in the same transaction after it. */
-  function transition(t: TestApp, orderId: string, to: 'paid' | 'refunded', more?: (tx: EntityManager) => Promise<unknown>): Promise<unknown> {
+  function transition(t: TestApp, orderId: string, to: 'paid' | 'refunded', more?: (tx: UnitOfWork) => Promise<unknown>): Promise<unknown> {
     const effects = effectsOf(order(orderId), to, { paymentId: `pi_${orderId}`, occurredAt: '2026-12-01T10:00:00.000Z', sourceEventId: '1' });
-    return transactionWithAfterCommit(t.app.get(DataSource), async (tx) => {
+    return runInTransaction(t.app.get(DataSource), async (tx) => {
       await t.app.get(OutboxWriter).write(tx, effects);
       await more?.(tx);
     });
@@ -132,7 +132,7 @@ describe('outbox: entries handed over to the relay of the instance that writes t
     const at = { paymentId: 'pi_h7', occurredAt: '2026-12-01T10:00:00.000Z', sourceEventId: '1' };
     const handedOver = jest.spyOn(relay(scheduled), 'handedOver');
     try {
-      await transactionWithAfterCommit(scheduled.app.get(DataSource), (tx) =>
+      await runInTransaction(scheduled.app.get(DataSource), (tx) =>
         scheduled.app.get(OutboxWriter).write(tx, [...effectsOf(order('h7'), 'paid', at), ...effectsOf(order('h7'), 'refunded', at)]),
       );
       await waitFor('the hand-over', async () => handedOver.mock.calls.length === 1);

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { transactionWithAfterCommit } from '../../src/database/transaction';
+import { runInTransaction } from '../../src/database/unit-of-work';
 import { effectsOf } from '../../src/orders/order-effects';
 import { OutboxRelay } from '../../src/outbox/outbox-relay';
 import { OutboxWriter } from '../../src/outbox/outbox-writer';
@@ -53,7 +53,7 @@ describe('outbound order: each destination receives an order operations in the o
   /** The business transaction's write, through the real writer (the order's row lock is the caller's; here one writer at a time). */
   async function transition(orderId: string, to: 'paid' | 'refunded'): Promise<void> {
     const effects = effectsOf(order(orderId), to, { paymentId: `pi_${orderId}`, occurredAt: '2026-12-01T10:00:00.000Z', sourceEventId: '1' });
-    await transactionWithAfterCommit(t.app.get(DataSource), (tx) => t.app.get(OutboxWriter).write(tx, effects));
+    await runInTransaction(t.app.get(DataSource), (tx) => t.app.get(OutboxWriter).write(tx, effects));
   }
 
   const paid = (o: string) => `erp:order-paid:acme:${o}`;

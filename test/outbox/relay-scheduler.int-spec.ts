@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { transactionWithAfterCommit } from '../../src/database/transaction';
+import { runInTransaction } from '../../src/database/unit-of-work';
 import { OutboxWriter } from '../../src/outbox/outbox-writer';
 import { FakeDestination, startFakeEmail, startFakeErp } from '../support/fake-destinations';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
@@ -33,7 +33,7 @@ describe('relay scheduler (ROLES=relay)', () => {
 
   async function writeErpEntry(orderId: string): Promise<string> {
     const key = `erp:order-paid:acme:${orderId}`;
-    await transactionWithAfterCommit(t.app.get(DataSource), (tx) =>
+    await runInTransaction(t.app.get(DataSource), (tx) =>
       t.app.get(OutboxWriter).write(tx, [
         {
           operationKey: key,

@@ -237,3 +237,18 @@ export async function startFakeEmail(): Promise<FakeDestination & { sendUrl: str
 export function destinationEnv(urls: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(urls).map(([name, url]) => [`DESTINATION_${name.toUpperCase()}_URL`, url]));
 }
+
+/**
+ * A destination that takes anything (every request answered 200 `{}`): the fault
+ * suite gives one to each destination a team registered besides the ERP and email,
+ * so a production start finds every URL it requires.
+ */
+export async function startSinkDestination(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}

@@ -21,6 +21,28 @@ export function stripeEvent(overrides: Record<string, unknown> = {}): Record<str
   };
 }
 
+/**
+ * A Stripe event of any type, as Stripe sends it: `object` is its `data.object`; a fresh
+ * `evt_` id, `created` in whole seconds (Stripe's resolution), test mode, no account
+ * unless given (a Connect event carries the connected account's id).
+ */
+export function stripeEventOf(
+  type: string,
+  object: Record<string, unknown>,
+  options: { id?: string; created?: number; account?: string; livemode?: boolean } = {},
+): Record<string, unknown> {
+  return {
+    id: options.id ?? `evt_${Math.random().toString(36).slice(2, 12)}`,
+    object: 'event',
+    api_version: '2026-10-28',
+    created: options.created ?? Math.floor(Date.now() / 1000),
+    livemode: options.livemode ?? false,
+    ...(options.account && { account: options.account }),
+    type,
+    data: { object },
+  };
+}
+
 export function signGithub(payload: object, secret: string, delivery: string, event = 'push'): SignedRequest {
   const signed = signRequest('github', secret, JSON.stringify(payload), { eventId: delivery, eventType: event });
   return { ...signed, headers: { ...signed.headers, 'x-github-hook-id': '123' } };

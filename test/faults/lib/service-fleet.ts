@@ -111,3 +111,23 @@ export class ServiceInstance {
 export function createFleet(count: number, env: Record<string, string>, logDir: string, main: string): ServiceInstance[] {
   return Array.from({ length: count }, (_, i) => new ServiceInstance(`svc${i + 1}`, env, join(logDir, `svc${i + 1}.log`), main));
 }
+
+/**
+ * The destinations the compiled service registers (a team's own included), read from
+ * `GET /admin/destinations` of one instance started outside production (where a
+ * destination without a URL goes to the dev sink instead of stopping the start).
+ */
+export async function registeredDestinations(env: Record<string, string>, logDir: string, main: string, operatorToken: string): Promise<string[]> {
+  const { NODE_ENV: _production, ...dev } = env;
+  const probe = new ServiceInstance('destinations-probe', { ...dev, ROLES: 'api' }, join(logDir, 'destinations-probe.log'), main);
+  await probe.start();
+  try {
+    const res = await send(`${probe.url}/admin/destinations`, { headers: { authorization: `Bearer ${operatorToken}` }, timeoutMs: 10_000 });
+    const items = (res.json as { items?: { name: string; registered: boolean }[] } | undefined)?.items;
+    if (res.status !== 200 || !items) throw new Error(`GET /admin/destinations answered ${res.status}`);
+    return items.filter((d) => d.registered).map((d) => d.name);
+  } finally {
+    await probe.stop();
+    await probe.closeLog();
+  }
+}

@@ -1,0 +1,83 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { backoffDelayMs } from '../common/backoff';
+import { Clock } from '../common/clock';
+import { PermanentError } from '../common/errors';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { InboxRepository, LeaseLostError } from './inbox.repository';
+import { InboxEvent } from './inbox.types';
+
+/** `deferred`: handed back before any attempt (its confirm read had no answer or no budget yet). */
+export type AttemptOutcome = 'done' | 'ignored' | 'retry' | 'quarantined' | 'lost_lease' | 'deferred';
+
+/** One Object.assign per log line: a spread followed by more keys costs more, once per event. */
+export function logFields(event: InboxEvent, more: object = {}): Record<string, unknown> {
+  return Object.assign(
+    { eventId: event.eventId, sourceScope: event.sourceScope, inboxId: event.id, eventType: event.eventType, attempt: event.attempts + 1 },
+    more,
+  );
+}
+
+/**
+ * The worker's failure recorder: what a failed attempt leaves on its row, after its
+ * transaction rolled back, in a statement of its own fenced by the lease.
+ */
+@Injectable()
+export class AttemptFailures {
+  private readonly logger = new Logger(AttemptFailures.name);
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly repository: InboxRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Records a failed attempt (never throws): retry with backoff, quarantine, or nothing when the lease is lost. */
+  record(event: InboxEvent, error: unknown): Promise<AttemptOutcome> {
+    const log = logFields(event);
+    return this.recordFailure(event, error, log).catch((e: Error) => {
+      // The lease expires and another attempt follows: nothing is lost.
+      this.logger.error({ ...log, err: e.message }, 'could not record the failure');
+      return 'retry' as const;
+    });
+  }
+
+  private async recordFailure(event: InboxEvent, error: unknown, log: Record<string, unknown>): Promise<AttemptOutcome> {
+    const now = this.clock.now();
+    if (error instanceof LeaseLostError) {
+      this.logger.warn(log, 'lease lost before completion: rolled back, the new owner processes the event');
+      return 'lost_lease';
+    }
+    if (error instanceof PermanentError) {
+      const ok = await this.repository.finish(event.id, event.lease, 'quarantined', error.reason, now);
+      this.logger.warn({ ...log, reason: error.reason }, 'event quarantined');
+      return ok ? 'quarantined' : 'lost_lease';
+    }
+    const message = shortError(error);
+    const attempt = event.attempts + 1;
+    const next = new Date(now.getTime() + backoffDelayMs(attempt, this.config.retry));
+    const result = await this.repository.recordFailure(
+      event.id,
+      event.lease,
+      message,
+      next,
+      this.config.worker.maxAttempts,
+      now,
+    );
+    if (!result) {
+      this.logger.warn({ ...log, err: message }, 'attempt failed after the lease was lost');
+      return 'lost_lease';
+    }
+    if (result.status === 'quarantined') {
+      this.logger.warn({ ...log, err: message }, 'event quarantined: attempts exhausted');
+      return 'quarantined';
+    }
+    this.logger.log({ ...log, err: message, nextAttemptAt: next.toISOString() }, 'attempt failed, retry scheduled');
+    return 'retry';
+  }
+}
+
+/** Name and message only: never a payload, and short enough for a column and a log line. */
+export function shortError(error: unknown): string {
+  const e = error instanceof Error ? error : new Error(String(error));
+  return `${e.name}: ${e.message}`.slice(0, 300);
+}

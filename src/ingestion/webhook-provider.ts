@@ -1,0 +1,124 @@
+import { applyDecorators, Injectable, SetMetadata } from '@nestjs/common';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { EndpointConfig, EndpointSecret } from '../config/app-config';
+import { BadRequestError } from '../common/errors';
+import type { SecretForm } from './secret-form';
+
+export interface WebhookRequest {
+  /** Lower-cased header names, as Node gives them. */
+  headers: IncomingHttpHeaders;
+  /** The exact bytes received: never re-serialised before verification. */
+  rawBody: Buffer;
+}
+
+export interface VerifiedEvent {
+  eventId: string;
+  eventType: string;
+  /** The event-id namespace inside the tenant and provider, from trusted config or signed content only. */
+  namespace: string;
+  /** Label of the endpoint secret that verified the signature. */
+  verifiedWith: string;
+  /** Facts about the sender, compared with the endpoint's `expect`. */
+  source: Readonly<Record<string, string | boolean | number | undefined>>;
+}
+
+/**
+ * A verified request that is not an event but the sender checking the endpoint
+ * (Slack's `url_verification`, Zoom's `endpoint.url_validation`): answered with
+ * `reply` as JSON, stored nowhere. Return it only after the signature and the
+ * timestamp verified, so the endpoint never echoes anything to a stranger.
+ */
+export interface HandshakeReply {
+  handshake: Readonly<Record<string, unknown>>;
+  /** Label of the endpoint secret that verified the signature. */
+  verifiedWith: string;
+}
+
+export function isHandshake(verified: VerifiedEvent | HandshakeReply): verified is HandshakeReply {
+  return 'handshake' in verified;
+}
+
+/**
+ * One webhook provider: verifies a request against an endpoint's secrets and
+ * extracts the event's identity. Throw UnauthorizedError for a bad or stale
+ * signature and BadRequestError for content that is malformed after verification.
+ */
+export interface WebhookProvider {
+  /** The `expect` keys this provider reports in `source`, with their JSON type; others are refused at start. */
+  readonly expects: Readonly<Record<string, 'string' | 'boolean'>>;
+  /**
+   * The body's JSON paths the acceptance reads (identity, type, source facts): an
+   * endpoint's `omit` may not drop them. Undefined: the whole body, so nothing may be omitted.
+   */
+  readonly reads?: readonly string[];
+  /**
+   * Optional: checks an endpoint's `settings` and `expect` at start and keeps
+   * what it needs; returns one line per mistake. Without it, `settings` is refused
+   * and `expect` is checked against `expects`.
+   */
+  configure?(endpoint: EndpointConfig): string[];
+  /**
+   * Where a secret's key material is (after a public prefix such as `whsec_`, in
+   * which encoding): every secret is checked at start for MIN_KEY_BYTES of it.
+   * Called after configure() accepted the endpoint.
+   */
+  secretForm(endpoint: EndpointConfig): SecretForm;
+  verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent | HandshakeReply;
+  /**
+   * Identifies an event read from the provider's API with the endpoint's key over
+   * TLS (reconciliation): the same identity and source facts a webhook of it would
+   * give, `verifiedWith = 'api'`. Absent: the provider's events are not reconciled.
+   */
+  fromApi?(event: unknown): VerifiedEvent;
+}
+
+export const WEBHOOK_PROVIDER_NAME = 'webhook-inbox:provider-name';
+
+/** Registers a class as the provider named in the endpoints file's `provider` field. */
+export const WebhookProviderFor = (name: string) =>
+  applyDecorators(Injectable(), SetMetadata(WEBHOOK_PROVIDER_NAME, name));
+
+/** Secrets that may still verify at `now`: a rotated-out secret stops after its `notAfter`. */
+export function liveSecrets(endpoint: EndpointConfig, now: Date): EndpointSecret[] {
+  return endpoint.secrets.filter((s) => !s.notAfter || now.getTime() <= s.notAfter.getTime());
+}
+
+export function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+const PRINTABLE_ID = /^[\x21-\x7e]{1,255}$/;
+
+/** An event id or type: a string of 1-255 printable ASCII characters. */
+export function requireIdentifier(value: unknown, reason: string): string {
+  if (typeof value !== 'string' || !PRINTABLE_ID.test(value)) {
+    throw new BadRequestError(reason, `${reason.replace(/_/g, ' ')}: expected 1-255 printable characters`);
+  }
+  return value;
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** The body as text when its bytes are valid UTF-8 (a BOM kept as U+FEFF), else undefined. */
+export function utf8Text(body: Buffer): string | undefined {
+  try {
+    return strictUtf8.decode(body);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Parses the verified body as a JSON object. */
+export function parseJsonObject(rawBody: Buffer): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(rawBody.toString('utf8'));
+  } catch {
+    throw new BadRequestError('malformed_json', 'body is not valid JSON');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new BadRequestError('malformed_json', 'body is not a JSON object');
+  }
+  return value as Record<string, unknown>;
+}

@@ -1,0 +1,51 @@
+import { EndpointConfig } from '../../config/app-config';
+import { BadRequestError, UnauthorizedError } from '../../common/errors';
+import { hmacSha256, signingSecret } from '../hmac-signature';
+import { SecretForm } from '../../ingestion/secret-form';
+import {
+  header,
+  parseJsonObject,
+  requireIdentifier,
+  VerifiedEvent,
+  WebhookProvider,
+  WebhookProviderFor,
+  WebhookRequest,
+} from '../../ingestion/webhook-provider';
+
+/**
+ * GitHub: `X-Hub-Signature-256: sha256=<hex>` over the body; the delivery id is
+ * stable across redeliveries. GitHub signs neither headers nor a timestamp, so
+ * the namespace comes from the endpoint (one secret per hook), never from the
+ * unsigned `X-GitHub-Hook-ID`, which is only compared with `expect.hookId`.
+ */
+@WebhookProviderFor('github')
+export class GithubProvider implements WebhookProvider {
+  readonly expects = { hookId: 'string' } as const;
+  readonly reads: readonly string[] = [];
+
+  secretForm(): SecretForm {
+    return { encoding: 'utf8' };
+  }
+
+  verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent {
+    const signature = header(request.headers, 'x-hub-signature-256');
+    if (!signature) throw new UnauthorizedError('missing_signature', 'X-Hub-Signature-256 header is missing');
+    const match = /^sha256=([0-9a-fA-F]{64})$/.exec(signature.trim());
+    if (!match) throw new UnauthorizedError('unsupported_signature_version', 'expected sha256=<hex>');
+    const secret = signingSecret(endpoint, now, [Buffer.from(match[1], 'hex')], (s) => hmacSha256(s.value, request.rawBody));
+
+    const delivery = header(request.headers, 'x-github-delivery');
+    if (delivery === undefined) throw new BadRequestError('missing_event_id', 'X-GitHub-Delivery header is missing');
+    const eventId = requireIdentifier(delivery, 'invalid_event_id');
+    const eventType = requireIdentifier(header(request.headers, 'x-github-event'), 'invalid_event_type');
+    parseJsonObject(request.rawBody);
+    const hookId = header(request.headers, 'x-github-hook-id');
+    return {
+      eventId,
+      eventType,
+      namespace: String(endpoint.expect?.hookId ?? `endpoint-${endpoint.id}`),
+      verifiedWith: secret.label,
+      source: { hookId },
+    };
+  }
+}

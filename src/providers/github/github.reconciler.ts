@@ -1,0 +1,84 @@
+import { EndpointConfig } from '../../config/app-config';
+import { GithubApi, githubErrorOf, rateLimitWaitMs } from './github-api';
+import { ReconcileContext, Reconciler, ReconcilerFor, ReconcileWindow } from '../../reconciliation/reconciler';
+
+interface Delivery {
+  id: number;
+  guid: string;
+  delivered_at: string;
+  redelivery: boolean;
+  status_code: number;
+  event: string;
+}
+
+const PAGE = 100;
+
+/**
+ * GitHub keeps a hook's recent deliveries (about three days) but no event store:
+ * list them newest first, and for each failed delivery whose X-GitHub-Delivery is
+ * not in the inbox, ask GitHub to redeliver it. The redelivery comes back signed
+ * through the normal route with the same delivery id, so the inbox dedups it like
+ * any retry. GitHub's rate-limit headers are honoured between calls.
+ */
+@ReconcilerFor('github')
+export class GithubReconciler implements Reconciler {
+  constructor(private readonly api: GithubApi) {}
+
+  refuse(endpoint: EndpointConfig): string | undefined {
+    const api = endpoint.api!;
+    if (endpoint.expect?.hookId === undefined) return 'GitHub reconciliation needs expect.hookId (the hook whose deliveries are listed)';
+    if (api.org ? api.owner || api.repo : !(api.owner && api.repo)) return 'GitHub reconciliation needs api.owner and api.repo, or api.org (not both)';
+    return undefined;
+  }
+
+  async run(endpoint: EndpointConfig, window: ReconcileWindow, context: ReconcileContext): Promise<void> {
+    const octokit = this.api.client(endpoint);
+    const api = endpoint.api!;
+    const hookId = Number(endpoint.expect!.hookId);
+    const namespace = String(endpoint.expect!.hookId);
+    const base = api.org ? `/orgs/${encodeURIComponent(api.org)}` : `/repos/${encodeURIComponent(api.owner!)}/${encodeURIComponent(api.repo!)}`;
+    const asked = new Set<string>();
+    let cursor = window.position;
+    for (;;) {
+      const page = await context.call(() =>
+        octokit
+          .request(`GET ${base}/hooks/{hook_id}/deliveries`, { hook_id: hookId, per_page: PAGE, ...(cursor && { cursor }), request: this.api.deadline() })
+          .catch((error: unknown) => {
+            throw githubErrorOf(error);
+          }),
+      );
+      const deliveries = (page.data as Delivery[]).filter((d) => new Date(d.delivered_at) < window.to);
+      const inWindow = deliveries.filter((d) => new Date(d.delivered_at) >= window.from);
+      const failed = inWindow.filter((d) => (d.status_code < 200 || d.status_code > 299) && !asked.has(d.guid));
+      const present = await context.inInbox(namespace, failed.map((d) => d.guid));
+      let redelivered = 0;
+      for (const [i, delivery] of failed.entries()) {
+        if (present[i] || asked.has(delivery.guid)) continue;
+        asked.add(delivery.guid);
+        await context.wait(rateLimitWaitMs(page.headers as Record<string, unknown>));
+        await context.call(() =>
+          octokit
+            .request(`POST ${base}/hooks/{hook_id}/deliveries/{delivery_id}/attempts`, { hook_id: hookId, delivery_id: delivery.id, request: this.api.deadline() })
+            .catch((error: unknown) => {
+              throw githubErrorOf(error);
+            }),
+        );
+        redelivered++;
+      }
+      const next = nextCursor(page.headers.link);
+      // Newest first: past the window's start, or at the end, the run is done.
+      const done = !next || inWindow.length < deliveries.length || page.data.length === 0;
+      await context.redelivered(redelivered, inWindow.length, next ?? cursor ?? '');
+      if (done) return;
+      cursor = next;
+      await context.wait(rateLimitWaitMs(page.headers as Record<string, unknown>));
+    }
+  }
+}
+
+/** GitHub pages deliveries by a `cursor` in the Link header's rel="next" URL. */
+function nextCursor(link: string | undefined): string | undefined {
+  const next = link?.split(',').find((part) => /rel="next"/.test(part));
+  const url = next && /<([^>]+)>/.exec(next)?.[1];
+  return url ? (new URL(url).searchParams.get('cursor') ?? undefined) : undefined;
+}

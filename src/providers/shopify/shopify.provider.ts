@@ -1,0 +1,51 @@
+import { EndpointConfig } from '../../config/app-config';
+import { BadRequestError, UnauthorizedError } from '../../common/errors';
+import { hmacSha256, signingSecret } from '../hmac-signature';
+import { SecretForm } from '../../ingestion/secret-form';
+import {
+  header,
+  parseJsonObject,
+  requireIdentifier,
+  VerifiedEvent,
+  WebhookProvider,
+  WebhookProviderFor,
+  WebhookRequest,
+} from '../../ingestion/webhook-provider';
+
+/**
+ * Shopify: `X-Shopify-Hmac-Sha256` is the base64 HMAC-SHA256 of the body with
+ * the app's secret. Headers are unsigned, so the namespace is the configured
+ * `expect.shopDomain` (or the endpoint), and the header is only compared with it.
+ */
+@WebhookProviderFor('shopify')
+export class ShopifyProvider implements WebhookProvider {
+  readonly expects = { shopDomain: 'string' } as const;
+  readonly reads: readonly string[] = [];
+
+  secretForm(): SecretForm {
+    // Keyed with the whole value; the "shpss_" of newer app secrets is public, so only the rest counts.
+    return { encoding: 'utf8', prefix: 'shpss_' };
+  }
+
+  verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent {
+    const signature = header(request.headers, 'x-shopify-hmac-sha256');
+    if (!signature) throw new UnauthorizedError('missing_signature', 'X-Shopify-Hmac-Sha256 header is missing');
+    if (!/^[A-Za-z0-9+/]{43}=$/.test(signature.trim())) {
+      throw new UnauthorizedError('invalid_signature', 'X-Shopify-Hmac-Sha256 is not a base64 SHA-256 HMAC');
+    }
+    const secret = signingSecret(endpoint, now, [Buffer.from(signature.trim(), 'base64')], (s) => hmacSha256(s.value, request.rawBody));
+
+    const id = header(request.headers, 'x-shopify-event-id') ?? header(request.headers, 'x-shopify-webhook-id');
+    if (id === undefined) throw new BadRequestError('missing_event_id', 'X-Shopify-Event-Id header is missing');
+    const eventId = requireIdentifier(id, 'invalid_event_id');
+    const eventType = requireIdentifier(header(request.headers, 'x-shopify-topic'), 'invalid_event_type');
+    parseJsonObject(request.rawBody);
+    return {
+      eventId,
+      eventType,
+      namespace: String(endpoint.expect?.shopDomain ?? `endpoint-${endpoint.id}`),
+      verifiedWith: secret.label,
+      source: { shopDomain: header(request.headers, 'x-shopify-shop-domain') },
+    };
+  }
+}
