@@ -16,7 +16,7 @@ const FLOORS: string[][] = [
   ['orders', 'ingestion'],
   ['reconciliation'],
   ['retention'],
-  ['timeline'],
+  ['timeline', 'activity'],
   ['admin', 'monitoring', 'console'],
   ['cli', 'app'],
 ];

@@ -1,0 +1,71 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { ActivityCount, ScopeBacklog, ScopeMinute } from '../common/activity';
+import { TenantScope } from '../common/tenant-scope';
+import { ADVANCE_ROLLED_TO, DELETE_BEFORE, ROLLED_TO, SCOPES, SERIES, UPSERT_BACKLOG, UPSERT_COUNTS } from './activity.queries';
+import { ActivityKind, SeriesPoint } from './activity.types';
+
+const COUNTS: ActivityCount[] = ['accepted', 'done', 'quarantined', 'delivered', 'failed'];
+
+type SeriesRow = Record<ActivityCount, number> & { bucket: Date; backlog: number | null; oldest: number | null };
+
+/** The activity module's tables: `activity_minutes` and its cursor. */
+@Injectable()
+export class ActivityRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async rolledTo(): Promise<Date | null> {
+    const rows: { rolled_to: Date }[] = await this.dataSource.query(ROLLED_TO);
+    return rows[0]?.rolled_to ?? null;
+  }
+
+  /** The minutes' counts and the cursor, in one transaction: a crash leaves both or neither. */
+  async writeCounts(rows: { kind: ActivityKind; minute: ScopeMinute }[], rolledTo: Date): Promise<void> {
+    await this.dataSource.transaction(async (tx) => {
+      if (rows.length > 0) {
+        const column = (f: (r: (typeof rows)[number]) => unknown) => rows.map(f);
+        await tx.query(UPSERT_COUNTS, [
+          column((r) => r.minute.minute),
+          column((r) => r.kind),
+          column((r) => r.minute.scope),
+          column((r) => r.minute.tenantId),
+          ...COUNTS.map((c) => column((r) => r.minute.counts[c] ?? 0)),
+        ]);
+      }
+      await tx.query(ADVANCE_ROLLED_TO, [rolledTo]);
+    });
+  }
+
+  async writeBacklog(minute: Date, rows: { kind: ActivityKind; backlog: ScopeBacklog }[]): Promise<void> {
+    if (rows.length === 0) return;
+    const at = minute.getTime();
+    await this.dataSource.query(UPSERT_BACKLOG, [
+      minute,
+      rows.map((r) => r.kind),
+      rows.map((r) => r.backlog.scope),
+      rows.map((r) => r.backlog.tenantId),
+      rows.map((r) => r.backlog.backlog),
+      rows.map((r) => (r.backlog.oldestPendingAt ? Math.max(0, Math.round((at - r.backlog.oldestPendingAt.getTime()) / 1000)) : 0)),
+    ]);
+  }
+
+  async deleteBefore(minute: Date): Promise<number> {
+    const [, count]: [unknown, number] = await this.dataSource.query(DELETE_BEFORE, [minute]);
+    return count;
+  }
+
+  async series(kind: ActivityKind, from: Date, to: Date, scope: string | undefined, tenants: TenantScope, stepSeconds: number): Promise<SeriesPoint[]> {
+    const rows: SeriesRow[] = await this.dataSource.query(SERIES, [kind, from, to, scope ?? null, tenants ?? null, stepSeconds]);
+    return rows.map((r) => ({
+      at: r.bucket,
+      counts: Object.fromEntries(COUNTS.map((c) => [c, r[c]])) as Record<ActivityCount, number>,
+      backlog: r.backlog,
+      oldestPendingAgeSeconds: r.oldest,
+    }));
+  }
+
+  async scopes(kind: ActivityKind, from: Date, to: Date, tenants: TenantScope): Promise<string[]> {
+    const rows: { scope: string }[] = await this.dataSource.query(SCOPES, [kind, from, to, tenants ?? null]);
+    return rows.map((r) => r.scope);
+  }
+}
