@@ -36,9 +36,10 @@ export class ActivityRepository {
     });
   }
 
-  async writeBacklog(minute: Date, rows: { kind: ActivityKind; backlog: ScopeBacklog }[]): Promise<void> {
+  /** The backlog seen at `seenAt`, as its minute's. */
+  async writeBacklog(seenAt: Date, minute: Date, rows: { kind: ActivityKind; backlog: ScopeBacklog }[]): Promise<void> {
     if (rows.length === 0) return;
-    const at = minute.getTime();
+    const at = seenAt.getTime();
     await this.dataSource.query(UPSERT_BACKLOG, [
       minute,
       rows.map((r) => r.kind),

@@ -71,7 +71,7 @@ export class ActivityService implements MaintenanceJob {
       [...events.map((minute) => ({ kind: 'endpoint' as const, minute })), ...deliveries.map((minute) => ({ kind: 'destination' as const, minute }))],
       to,
     );
-    await this.repository.writeBacklog(currentMinute, [
+    await this.repository.writeBacklog(now, currentMinute, [
       ...inboxBacklog.map((backlog) => ({ kind: 'endpoint' as const, backlog })),
       ...outboxBacklog.map((backlog) => ({ kind: 'destination' as const, backlog })),
     ]);

@@ -1,5 +1,24 @@
 -- The schema after every migration, written by test/database/schema.int-spec.ts: do not edit by hand.
 
+CREATE TABLE activity_minutes (
+  minute timestamp with time zone NOT NULL,
+  kind text NOT NULL,
+  scope text NOT NULL,
+  tenant_id text NOT NULL,
+  accepted integer NOT NULL DEFAULT 0,
+  done integer NOT NULL DEFAULT 0,
+  quarantined integer NOT NULL DEFAULT 0,
+  delivered integer NOT NULL DEFAULT 0,
+  failed integer NOT NULL DEFAULT 0,
+  backlog integer,
+  oldest_pending_age_seconds integer
+);
+
+CREATE TABLE activity_rollup (
+  id boolean NOT NULL DEFAULT true,
+  rolled_to timestamp with time zone NOT NULL
+);
+
 CREATE TABLE admin_audit (
   id bigint GENERATED ALWAYS AS IDENTITY NOT NULL,
   actor text NOT NULL,
@@ -169,6 +188,14 @@ CREATE TABLE webhook_inbox_attempts (
   error text
 );
 
+ALTER TABLE activity_minutes ADD CONSTRAINT activity_minutes_kind_check CHECK ((kind = ANY (ARRAY['endpoint'::text, 'destination'::text])));
+
+ALTER TABLE activity_minutes ADD CONSTRAINT activity_minutes_pkey PRIMARY KEY (minute, kind, scope, tenant_id);
+
+ALTER TABLE activity_rollup ADD CONSTRAINT activity_rollup_id_check CHECK (id);
+
+ALTER TABLE activity_rollup ADD CONSTRAINT activity_rollup_pkey PRIMARY KEY (id);
+
 ALTER TABLE admin_audit ADD CONSTRAINT admin_audit_pkey PRIMARY KEY (id);
 
 ALTER TABLE orders ADD CONSTRAINT orders_currency_check CHECK ((currency ~ '^[a-z]{3}$'::text));
@@ -213,6 +240,10 @@ ALTER TABLE webhook_inbox ADD CONSTRAINT webhook_inbox_status_check CHECK ((stat
 
 ALTER TABLE webhook_inbox_attempts ADD CONSTRAINT webhook_inbox_attempts_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'ignored'::text, 'quarantined'::text, 'retry'::text, 'lease_expired'::text])));
 
+CREATE UNIQUE INDEX activity_minutes_pkey ON public.activity_minutes USING btree (minute, kind, scope, tenant_id);
+
+CREATE UNIQUE INDEX activity_rollup_pkey ON public.activity_rollup USING btree (id);
+
 CREATE INDEX admin_audit_at ON public.admin_audit USING btree (at, id);
 
 CREATE UNIQUE INDEX admin_audit_pkey ON public.admin_audit USING btree (id);
@@ -242,6 +273,8 @@ CREATE UNIQUE INDEX outbox_operation_key ON public.outbox USING btree (operation
 CREATE UNIQUE INDEX outbox_pkey ON public.outbox USING btree (id);
 
 CREATE INDEX outbox_source_event ON public.outbox USING btree (source_event_id);
+
+CREATE INDEX outbox_attempts_at ON public.outbox_attempts USING btree (at);
 
 CREATE INDEX outbox_attempts_outbox ON public.outbox_attempts USING btree (outbox_id);
 
@@ -274,6 +307,8 @@ CREATE INDEX webhook_inbox_payload_key ON public.webhook_inbox USING btree (payl
 CREATE UNIQUE INDEX webhook_inbox_pkey ON public.webhook_inbox USING btree (id);
 
 CREATE INDEX webhook_inbox_received ON public.webhook_inbox USING btree (received_at, id);
+
+CREATE INDEX webhook_inbox_attempts_at ON public.webhook_inbox_attempts USING btree (at);
 
 CREATE INDEX webhook_inbox_attempts_inbox ON public.webhook_inbox_attempts USING btree (inbox_id);
 
