@@ -201,7 +201,7 @@ export type ErasureTarget = { email: string } | { tenantId: string; orderId: str
 
 export interface ErasureResult {
   dryRun: boolean;
-  orders: number;
+  orders: { tenantId: string; orderId: string }[];
   outboxEntries: number;
   recipientsBlanked: number;
   payloadsPurged: number;

@@ -122,7 +122,9 @@ function Counts({ r }: { r: ErasureResult }) {
   return (
     <dl class="facts" data-test="erasure-counts">
       <dt>orders</dt>
-      <dd data-test="count-orders">{r.orders}</dd>
+      <dd data-test="count-orders">{r.orders.length}</dd>
+      <dt>which</dt>
+      <dd class="mono">{r.orders.map((o) => `${o.tenantId}/${o.orderId}`).join(', ') || '–'}</dd>
       <dt>outbox entries</dt>
       <dd>{r.outboxEntries}</dd>
       <dt>recipients blanked</dt>
