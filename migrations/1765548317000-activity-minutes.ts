@@ -6,7 +6,7 @@ import { buildIndexConcurrently, runLong } from './concurrent-index';
  * accepted, done, quarantined, delivered and failed, and the open backlog the
  * maintenance role saw; the console's charts read it (a week of it is a few
  * thousand rows per scope, where the source tables hold millions). `activity_rollup`
- * is its cursor. The maintenance role finds a minute's attempts by their `at`: the
+ * is its cursor; `activity_hours` holds the same summed per hour, for the week's chart. The maintenance role finds a minute's attempts by their `at`: the
  * two attempt tables are insert-only, so their new indexes cost one btree insert per
  * attempt and never touch the inbox's or the outbox's HOT updates.
  *
@@ -34,6 +34,8 @@ export class ActivityMinutes1765548317000 implements MigrationInterface {
         oldest_pending_age_seconds integer,
         PRIMARY KEY (minute, kind, scope, tenant_id)
       )`);
+    // The same per hour (the week's chart reads 168 rows per scope, not 10,080).
+    await q.query(`CREATE TABLE IF NOT EXISTS activity_hours (LIKE activity_minutes INCLUDING ALL)`);
     await q.query(`CREATE TABLE IF NOT EXISTS activity_rollup (
         id boolean PRIMARY KEY DEFAULT true CHECK (id),
         rolled_to timestamptz NOT NULL
@@ -46,6 +48,7 @@ export class ActivityMinutes1765548317000 implements MigrationInterface {
     await runLong(q, 'DROP INDEX CONCURRENTLY IF EXISTS outbox_attempts_at');
     await runLong(q, 'DROP INDEX CONCURRENTLY IF EXISTS webhook_inbox_attempts_at');
     await q.query('DROP TABLE IF EXISTS activity_rollup');
+    await q.query('DROP TABLE IF EXISTS activity_hours');
     await q.query('DROP TABLE IF EXISTS activity_minutes');
   }
 }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ActivityCount, ScopeBacklog, ScopeMinute } from '../common/activity';
 import { TenantScope } from '../common/tenant-scope';
-import { ADVANCE_ROLLED_TO, DELETE_BEFORE, ROLLED_TO, SCOPES, SERIES, UPSERT_BACKLOG, UPSERT_COUNTS } from './activity.queries';
+import { ADVANCE_ROLLED_TO, DELETE_BEFORE, ROLL_HOURS, ROLLED_TO, SCOPES, SERIES_BY_HOUR, SERIES_BY_MINUTE, UPSERT_BACKLOG, UPSERT_COUNTS } from './activity.queries';
 import { ActivityKind, SeriesPoint } from './activity.types';
 
 const COUNTS: ActivityCount[] = ['accepted', 'done', 'quarantined', 'delivered', 'failed'];
@@ -50,13 +50,18 @@ export class ActivityRepository {
     ]);
   }
 
-  async deleteBefore(minute: Date): Promise<number> {
-    const [, count]: [unknown, number] = await this.dataSource.query(DELETE_BEFORE, [minute]);
-    return count;
+  /** The hourly rows of the hours that [from, to) touches, from their minutes. */
+  async rollHours(from: Date, to: Date): Promise<void> {
+    await this.dataSource.query(ROLL_HOURS, [from, to]);
+  }
+
+  async deleteBefore(minute: Date): Promise<void> {
+    await this.dataSource.query(DELETE_BEFORE, [minute]);
   }
 
   async series(kind: ActivityKind, from: Date, to: Date, scope: string | undefined, tenants: TenantScope, stepSeconds: number): Promise<SeriesPoint[]> {
-    const rows: SeriesRow[] = await this.dataSource.query(SERIES, [kind, from, to, scope ?? null, tenants ?? null, stepSeconds]);
+    // Hourly buckets read the hourly rows: a week is 168 rows per scope.
+    const rows: SeriesRow[] = await this.dataSource.query(stepSeconds >= 3600 ? SERIES_BY_HOUR : SERIES_BY_MINUTE, [kind, from, to, scope ?? null, tenants ?? null, stepSeconds]);
     return rows.map((r) => ({
       at: r.bucket,
       counts: Object.fromEntries(COUNTS.map((c) => [c, r[c]])) as Record<ActivityCount, number>,

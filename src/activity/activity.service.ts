@@ -52,7 +52,7 @@ export class ActivityService implements MaintenanceJob {
     private readonly clock: Clock,
   ) {}
 
-  /** One round: counts of the closed minutes since the cursor (at most an hour), the backlog now, old minutes dropped. */
+  /** One round: counts of the closed minutes since the cursor (at most an hour), the backlog now, their hours, old rows dropped. */
   async runOnce(): Promise<{ capped: boolean; minutes: number }> {
     const now = this.clock.now();
     const currentMinute = floorMinute(now);
@@ -75,6 +75,7 @@ export class ActivityService implements MaintenanceJob {
       ...inboxBacklog.map((backlog) => ({ kind: 'endpoint' as const, backlog })),
       ...outboxBacklog.map((backlog) => ({ kind: 'destination' as const, backlog })),
     ]);
+    await this.repository.rollHours(from, new Date(currentMinute.getTime() + MINUTE_MS));
     await this.repository.deleteBefore(new Date(currentMinute.getTime() - ROLLUP_KEEP_MS));
     const minutes = (to.getTime() - from.getTime()) / MINUTE_MS;
     this.logger.debug({ from, to, minutes }, 'activity rollup');

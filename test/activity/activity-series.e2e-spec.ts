@@ -124,8 +124,10 @@ describe('GET /admin/series: activity per minute, rolled up by the maintenance r
     expect(day.body.inbox).toHaveLength(144);
     const sum = (points: Point[], k: string) => points.reduce((n, p) => n + p.counts[k], 0);
     expect([sum(day.body.inbox, 'accepted'), sum(day.body.inbox, 'done'), sum(day.body.inbox, 'quarantined')]).toEqual([5, 2, 1]);
+    // The week reads the hourly rows, summed from the same minutes.
     const week = await series(VIEWER_TOKEN, { window: '7d', destination: 'erp' });
     expect(week.body.outbox).toHaveLength(168);
+    expect(week.body.outbox.some((p: Point) => p.backlog === 1)).toBe(true);
     expect([sum(week.body.outbox, 'delivered'), sum(week.body.outbox, 'failed')]).toEqual([1, 2]);
   });
 
@@ -143,8 +145,10 @@ describe('GET /admin/series: activity per minute, rolled up by the maintenance r
   it('drops minutes older than the longest window', async () => {
     const old = new Date(now - ROLLUP_KEEP_MS - 10 * MINUTE);
     await db.query(`INSERT INTO activity_minutes (minute, kind, scope, tenant_id, accepted) VALUES ($1, 'endpoint', 'stripe-acme', 'acme', 5)`, [old]);
+    await db.query(`INSERT INTO activity_hours (minute, kind, scope, tenant_id, accepted) VALUES (date_trunc('hour', $1::timestamptz), 'endpoint', 'stripe-acme', 'acme', 5)`, [old]);
     await activity.runOnce();
     expect(await db.query(`SELECT 1 FROM activity_minutes WHERE minute = $1`, [old])).toHaveLength(0);
+    expect(await db.query(`SELECT 1 FROM activity_hours WHERE minute = date_trunc('hour', $1::timestamptz)`, [old])).toHaveLength(0);
   });
 
   it('refuses a window it does not know and an unknown filter, with a stable reason', async () => {

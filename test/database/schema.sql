@@ -1,5 +1,19 @@
 -- The schema after every migration, written by test/database/schema.int-spec.ts: do not edit by hand.
 
+CREATE TABLE activity_hours (
+  minute timestamp with time zone NOT NULL,
+  kind text NOT NULL,
+  scope text NOT NULL,
+  tenant_id text NOT NULL,
+  accepted integer NOT NULL DEFAULT 0,
+  done integer NOT NULL DEFAULT 0,
+  quarantined integer NOT NULL DEFAULT 0,
+  delivered integer NOT NULL DEFAULT 0,
+  failed integer NOT NULL DEFAULT 0,
+  backlog integer,
+  oldest_pending_age_seconds integer
+);
+
 CREATE TABLE activity_minutes (
   minute timestamp with time zone NOT NULL,
   kind text NOT NULL,
@@ -188,6 +202,10 @@ CREATE TABLE webhook_inbox_attempts (
   error text
 );
 
+ALTER TABLE activity_hours ADD CONSTRAINT activity_hours_pkey PRIMARY KEY (minute, kind, scope, tenant_id);
+
+ALTER TABLE activity_hours ADD CONSTRAINT activity_minutes_kind_check CHECK ((kind = ANY (ARRAY['endpoint'::text, 'destination'::text])));
+
 ALTER TABLE activity_minutes ADD CONSTRAINT activity_minutes_kind_check CHECK ((kind = ANY (ARRAY['endpoint'::text, 'destination'::text])));
 
 ALTER TABLE activity_minutes ADD CONSTRAINT activity_minutes_pkey PRIMARY KEY (minute, kind, scope, tenant_id);
@@ -239,6 +257,8 @@ ALTER TABLE webhook_inbox ADD CONSTRAINT webhook_inbox_pkey PRIMARY KEY (id);
 ALTER TABLE webhook_inbox ADD CONSTRAINT webhook_inbox_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'done'::text, 'ignored'::text, 'quarantined'::text])));
 
 ALTER TABLE webhook_inbox_attempts ADD CONSTRAINT webhook_inbox_attempts_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'ignored'::text, 'quarantined'::text, 'retry'::text, 'lease_expired'::text])));
+
+CREATE UNIQUE INDEX activity_hours_pkey ON public.activity_hours USING btree (minute, kind, scope, tenant_id);
 
 CREATE UNIQUE INDEX activity_minutes_pkey ON public.activity_minutes USING btree (minute, kind, scope, tenant_id);
 
