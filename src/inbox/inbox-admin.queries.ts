@@ -173,8 +173,14 @@ export const ACTIVITY_BY_MINUTE = `
   SELECT minute, scope, tenant_id, coalesce(accepted, 0) AS accepted, coalesce(done, 0) AS done, coalesce(quarantined, 0) AS quarantined
     FROM accepted FULL JOIN settled USING (minute, scope, tenant_id)`;
 
-/** Open rows (pending, processing) per endpoint and tenant, and the oldest pending one (partial indexes). */
+/**
+ * Open rows (pending, processing) per endpoint and tenant, and the oldest pending one:
+ * one branch per status, so each reads its partial index (webhook_inbox_due,
+ * webhook_inbox_leased); `status IN (...)` matches neither and scans the table (2 s at 10M rows).
+ */
 export const BACKLOG_BY_ENDPOINT = `
-  SELECT endpoint_id AS scope, tenant_id, count(*)::int AS backlog, min(received_at) FILTER (WHERE status = 'pending') AS oldest
-    FROM webhook_inbox WHERE status IN ('pending', 'processing')
-   GROUP BY 1, 2`;
+  SELECT scope, tenant_id, sum(n)::int AS backlog, min(oldest) AS oldest FROM (
+    SELECT endpoint_id AS scope, tenant_id, count(*) AS n, min(received_at) AS oldest FROM webhook_inbox WHERE status = 'pending' GROUP BY 1, 2
+    UNION ALL
+    SELECT endpoint_id, tenant_id, count(*), NULL FROM webhook_inbox WHERE status = 'processing' GROUP BY 1, 2
+  ) open GROUP BY 1, 2`;

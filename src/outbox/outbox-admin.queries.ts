@@ -102,8 +102,10 @@ export const DELIVERIES_BY_MINUTE = `
    WHERE a.at >= $1 AND a.at < $2
    GROUP BY 1, 2, 3`;
 
-/** Open entries (pending, delivering) per destination and tenant, and the oldest pending one. */
+/** Open entries (pending, delivering) per destination and tenant, and the oldest pending one: a branch per partial index, as BACKLOG_BY_ENDPOINT. */
 export const BACKLOG_BY_DESTINATION = `
-  SELECT destination AS scope, tenant_id, count(*)::int AS backlog, min(created_at) FILTER (WHERE status = 'pending') AS oldest
-    FROM outbox WHERE status IN ('pending', 'delivering')
-   GROUP BY 1, 2`;
+  SELECT scope, tenant_id, sum(n)::int AS backlog, min(oldest) AS oldest FROM (
+    SELECT destination AS scope, tenant_id, count(*) AS n, min(created_at) AS oldest FROM outbox WHERE status = 'pending' GROUP BY 1, 2
+    UNION ALL
+    SELECT destination, tenant_id, count(*), NULL FROM outbox WHERE status = 'delivering' GROUP BY 1, 2
+  ) open GROUP BY 1, 2`;
