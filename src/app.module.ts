@@ -6,6 +6,7 @@ import { Clock } from './common/clock';
 import { CommonModule } from './common/common.module';
 import { DatabaseModule } from './database/database.module';
 import { CryptoModule } from './crypto/crypto.module';
+import { ActivityModule } from './activity/activity.module';
 import { AdminModule } from './admin/admin.module';
 import { InboxModule } from './inbox/inbox.module';
 import { IngestionModule } from './ingestion/ingestion.module';
@@ -41,6 +42,7 @@ export class AppModule {
         ReconciliationModule,
         ProvidersModule,
         RetentionModule,
+        ActivityModule,
         MonitoringModule,
         ...api,
       ],

@@ -57,6 +57,8 @@ export interface OutboxEntry {
   sourceEventId: string | null;
   createdAt: string;
   deliveredAt: string | null;
+  /** A pending entry waiting for this earlier entry of its order (same destination). */
+  heldBy?: string | null;
 }
 
 export interface AuditRecord {
@@ -126,6 +128,89 @@ export interface Stats {
   byEndpoint?: EndpointStats[];
 }
 
+export type ChartWindow = '1h' | '24h' | '7d';
+export type ActivityCount = 'accepted' | 'done' | 'quarantined' | 'delivered' | 'failed';
+
+export interface SeriesPoint {
+  at: string;
+  counts: Record<ActivityCount, number>;
+  backlog: number | null;
+  oldestPendingAgeSeconds: number | null;
+}
+
+export interface Series {
+  window: ChartWindow;
+  stepSeconds: number;
+  from: string;
+  to: string;
+  inbox: SeriesPoint[];
+  outbox: SeriesPoint[];
+  endpoints: string[];
+  destinations: string[];
+}
+
+export interface Destination {
+  name: string;
+  registered: boolean;
+  origin: string | null;
+  settings: { concurrency: number; circuit: Record<string, number>; rateLimit: { perSecond?: number; burst?: number } | null } | null;
+  circuit: { state: 'closed' | 'open' | 'half_open'; failures: number; retryAt: string | null; probeUntil: string | null };
+  pausedUntil: string | null;
+  paused: boolean;
+  lastError: string | null;
+  changedAt: string | null;
+  backlog: { pending: number; held: number; delivering: number; unresolved: number; dead: number };
+}
+
+export interface ReconciliationRun {
+  id: string;
+  endpointId: string;
+  requestedBy: string;
+  reason: string;
+  dryRun: boolean;
+  windowFrom: string | null;
+  windowTo: string | null;
+  status: 'requested' | 'running' | 'succeeded' | 'failed';
+  listed: number;
+  foundMissing: number;
+  accepted: number;
+  duplicates: number | null;
+  ignored: number | null;
+  invalid: number | null;
+  byReason: Record<string, number> | null;
+  apiCalls: number;
+  error: string | null;
+  requestedAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+export interface EndpointReconciliation {
+  endpointId: string;
+  provider: string;
+  scheduled: boolean;
+  intervalSeconds: number | null;
+  lookbackHours: number;
+  cursor: string | null;
+  lastSuccessAt: string | null;
+  lastRun: ReconciliationRun | null;
+  recentRuns: ReconciliationRun[];
+}
+
+export type ErasureTarget = { email: string } | { tenantId: string; orderId: string };
+
+export interface ErasureResult {
+  dryRun: boolean;
+  orders: { tenantId: string; orderId: string }[];
+  outboxEntries: number;
+  recipientsBlanked: number;
+  payloadsPurged: number;
+  payloadsRedacted: number;
+  unreadable: unknown[];
+  complete: boolean;
+  auditId: string | null;
+}
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -171,6 +256,12 @@ export class Api {
   resolve = (id: string, outcome: 'delivered' | 'retry', reason: string) =>
     this.post(`/admin/outbox/${encodeURIComponent(id)}/resolve`, { outcome, reason });
   order = (tenant: string, id: string) => this.get<Order>(`/admin/orders/${encodeURIComponent(tenant)}/${encodeURIComponent(id)}`);
+  series = (query: { window: ChartWindow; endpoint?: string; destination?: string }) => this.get<Series>(`/admin/series${queryString(query)}`);
+  destinations = () => this.get<{ items: Destination[] }>('/admin/destinations');
+  reconciliation = () => this.get<{ endpoints: EndpointReconciliation[] }>('/admin/reconciliation');
+  runReconciliation = (body: { endpoint?: string; from?: string; dryRun: boolean; reason: string }) =>
+    this.post<{ runs: { id: string; endpointId: string }[]; skipped: { endpointId: string; reason: string }[] }>('/admin/reconciliation/run', body);
+  erase = (target: ErasureTarget, reason: string, dryRun: boolean) => this.post<ErasureResult>('/admin/erasure', { ...target, reason, dryRun });
   audit = (query: Query) => this.get<Page<AuditRecord>>(`/admin/audit${queryString(query)}`);
 
   private get<T>(path: string): Promise<T> {

@@ -3,6 +3,9 @@ import { Api, ApiError, describeError, Session } from './api';
 import { href, parseRoute, Route } from './router';
 import { forgetToken, loadToken, saveToken } from './session';
 import { Audit } from './pages/audit';
+import { DestinationPage, Destinations } from './pages/destinations';
+import { Erasure } from './pages/erasure';
+import { Reconciliation } from './pages/reconciliation';
 import { EventPage } from './pages/event';
 import { Inbox } from './pages/inbox';
 import { Orders } from './pages/orders';
@@ -102,13 +105,17 @@ const NAV: [string, Route, boolean][] = [
   ['Inbox', { page: 'inbox', query: {} }, true],
   ['Outbox', { page: 'outbox', query: {} }, true],
   ['Orders', { page: 'orders', query: {} }, true],
+  // Destinations, reconciliation and erasure span every tenant: the API answers 404 to a limited token.
+  ['Destinations', { page: 'destinations' }, false],
+  ['Reconciliation', { page: 'reconciliation' }, false],
+  ['Erasure', { page: 'erasure' }, false],
   // The audit log spans every tenant: the API answers 404 to a limited token.
   ['Audit', { page: 'audit', query: {} }, false],
 ];
 
 function Shell({ session, api, signOut }: { session: Session; api: Api; signOut: () => void }) {
   const [route, go] = useRoute();
-  const current = route.page === 'event' ? 'inbox' : route.page;
+  const current = route.page === 'event' ? 'inbox' : route.page === 'destination' ? 'destinations' : route.page;
   return (
     <>
       <header class="top">
@@ -149,6 +156,14 @@ function Page({ route, api, session, go }: { route: Route; api: Api; session: Se
       return <Orders api={api} query={route.query} go={go} />;
     case 'audit':
       return <Audit api={api} query={route.query} go={go} />;
+    case 'destinations':
+      return <Destinations api={api} />;
+    case 'destination':
+      return <DestinationPage key={route.name} api={api} session={session} name={route.name} />;
+    case 'reconciliation':
+      return <Reconciliation api={api} session={session} />;
+    case 'erasure':
+      return <Erasure api={api} session={session} />;
     default:
       return (
         <div class="error" role="alert">

@@ -10,6 +10,10 @@ export type Route =
   | { page: 'outbox'; query: Record<string, string> }
   | { page: 'orders'; query: Record<string, string> }
   | { page: 'audit'; query: Record<string, string> }
+  | { page: 'destinations' }
+  | { page: 'destination'; name: string }
+  | { page: 'reconciliation' }
+  | { page: 'erasure' }
   | { page: 'not_found'; path: string };
 
 /** The pages that show a cursor-paged list. */
@@ -26,6 +30,8 @@ export function parseRoute(hash: string): Route {
     return { page: first, query };
   }
   if (parts.length === 2 && first === 'inbox' && /^\d{1,19}$/.test(second)) return { page: 'event', id: second };
+  if (parts.length === 1 && (first === 'destinations' || first === 'reconciliation' || first === 'erasure')) return { page: first };
+  if (parts.length === 2 && first === 'destinations') return { page: 'destination', name: second };
   return { page: 'not_found', path };
 }
 
@@ -35,6 +41,12 @@ export function href(route: Route): string {
       return '#/';
     case 'event':
       return `#/inbox/${encodeURIComponent(route.id)}`;
+    case 'destinations':
+    case 'reconciliation':
+    case 'erasure':
+      return `#/${route.page}`;
+    case 'destination':
+      return `#/destinations/${encodeURIComponent(route.name)}`;
     case 'not_found':
       return `#${route.path}`;
     default: {

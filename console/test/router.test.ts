@@ -7,6 +7,11 @@ describe('hash routes', () => {
     expect(parseRoute('#/')).toEqual({ page: 'overview' });
     expect(parseRoute('#/inbox?status=quarantined&cursor=abc')).toEqual({ page: 'inbox', query: { status: 'quarantined', cursor: 'abc' } });
     expect(parseRoute('#/inbox/42')).toEqual({ page: 'event', id: '42' });
+    expect(parseRoute('#/destinations')).toEqual({ page: 'destinations' });
+    expect(parseRoute('#/destinations/erp%20eu')).toEqual({ page: 'destination', name: 'erp eu' });
+    expect(href({ page: 'destination', name: 'erp eu' })).toBe('#/destinations/erp%20eu');
+    expect(parseRoute('#/reconciliation')).toEqual({ page: 'reconciliation' });
+    expect(parseRoute('#/erasure')).toEqual({ page: 'erasure' });
     expect(parseRoute('#/outbox?status=dead')).toEqual({ page: 'outbox', query: { status: 'dead' } });
     expect(parseRoute('#/orders?tenant=acme&id=o-1')).toEqual({ page: 'orders', query: { tenant: 'acme', id: 'o-1' } });
     expect(parseRoute('#/audit')).toEqual({ page: 'audit', query: {} });

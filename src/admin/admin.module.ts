@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ActivityModule } from '../activity/activity.module';
 import { AuditModule } from '../audit/audit.module';
 import { InboxModule } from '../inbox/inbox.module';
 import { OrdersModule } from '../orders/orders.module';
@@ -14,6 +15,7 @@ import { AdminOutboxController } from './admin-outbox.controller';
 import { AdminReconciliationController } from './admin-reconciliation.controller';
 import { AdminErasureController } from './admin-erasure.controller';
 import { AdminPayloadKeysController } from './admin-payload-keys.controller';
+import { AdminSeriesController } from './admin-series.controller';
 import { AdminSessionController } from './admin-session.controller';
 import { AdminStatsController } from './admin-stats.controller';
 
@@ -22,7 +24,7 @@ import { AdminStatsController } from './admin-stats.controller';
  * resource, each calling the one service that owns the use case (and its transaction).
  */
 @Module({
-  imports: [AuditModule, InboxModule, OutboxModule, OrdersModule, ReconciliationModule, TimelineModule],
+  imports: [ActivityModule, AuditModule, InboxModule, OutboxModule, OrdersModule, ReconciliationModule, TimelineModule],
   controllers: [
     AdminInboxController,
     AdminOutboxController,
@@ -30,6 +32,7 @@ import { AdminStatsController } from './admin-stats.controller';
     AdminOrdersController,
     AdminAuditController,
     AdminStatsController,
+    AdminSeriesController,
     AdminReconciliationController,
     AdminPayloadKeysController,
     AdminSessionController,

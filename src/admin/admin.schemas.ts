@@ -58,6 +58,11 @@ export const outboxListQuery = z
   })
   .strict();
 
+/** Query of GET /admin/series: a window of the charts, optionally one endpoint or destination. */
+export const seriesQuery = z
+  .object({ window: z.enum(['1h', '24h', '7d']).default('1h'), endpoint: label.optional(), destination: label.optional() })
+  .strict();
+
 export const resolveBody = z.object({ outcome: z.enum(['delivered', 'retry']), reason }).strict();
 
 export const createOrderBody = z

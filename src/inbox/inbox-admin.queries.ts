@@ -151,3 +151,36 @@ export const REDACT_PAYLOADS = `
     FROM unnest($1::bigint[], $2::text[], $3::bytea[], $4::text[]) AS v(id, clear, sealed, key_id)
    WHERE w.id = v.id AND ${PAYLOAD_STORED}
   RETURNING w.id`;
+
+/**
+ * Per minute of [$1, $2), endpoint and tenant: events accepted (index webhook_inbox_received)
+ * and attempts that ended done or quarantined (index webhook_inbox_attempts_at, each
+ * joined to its event by webhook_inbox_pkey). For the maintenance role's activity rollup.
+ */
+export const ACTIVITY_BY_MINUTE = `
+  WITH accepted AS (
+    SELECT date_trunc('minute', received_at) AS minute, endpoint_id AS scope, tenant_id, count(*)::int AS accepted
+      FROM webhook_inbox WHERE received_at >= $1 AND received_at < $2
+     GROUP BY 1, 2, 3
+  ), settled AS (
+    SELECT date_trunc('minute', a.at) AS minute, i.endpoint_id AS scope, i.tenant_id,
+           count(*) FILTER (WHERE a.outcome = 'done')::int AS done,
+           count(*) FILTER (WHERE a.outcome = 'quarantined')::int AS quarantined
+      FROM webhook_inbox_attempts a JOIN webhook_inbox i ON i.id = a.inbox_id
+     WHERE a.at >= $1 AND a.at < $2 AND a.outcome IN ('done', 'quarantined')
+     GROUP BY 1, 2, 3
+  )
+  SELECT minute, scope, tenant_id, coalesce(accepted, 0) AS accepted, coalesce(done, 0) AS done, coalesce(quarantined, 0) AS quarantined
+    FROM accepted FULL JOIN settled USING (minute, scope, tenant_id)`;
+
+/**
+ * Open rows (pending, processing) per endpoint and tenant, and the oldest pending one:
+ * one branch per status, so each reads its partial index (webhook_inbox_due,
+ * webhook_inbox_leased); `status IN (...)` matches neither and scans the table (2 s at 10M rows).
+ */
+export const BACKLOG_BY_ENDPOINT = `
+  SELECT scope, tenant_id, sum(n)::int AS backlog, min(oldest) AS oldest FROM (
+    SELECT endpoint_id AS scope, tenant_id, count(*) AS n, min(received_at) AS oldest FROM webhook_inbox WHERE status = 'pending' GROUP BY 1, 2
+    UNION ALL
+    SELECT endpoint_id, tenant_id, count(*), NULL FROM webhook_inbox WHERE status = 'processing' GROUP BY 1, 2
+  ) open GROUP BY 1, 2`;

@@ -17,12 +17,15 @@ import {
   adminReplayBatch,
   ADMIN_ACTIVITY,
   ADMIN_ACTIVITY_BY_ENDPOINT,
+  ACTIVITY_BY_MINUTE,
+  BACKLOG_BY_ENDPOINT,
   ATTEMPTS_OF_EVENT,
   ERASE_PAYLOADS,
   ERASURE_LOCK,
   ERASURE_SCAN,
   REDACT_PAYLOADS,
 } from './inbox-admin.queries';
+import { ScopeBacklog, ScopeMinute, toScopeBacklogs } from '../common/activity';
 import { PAYLOAD_STORED } from './inbox.queries';
 import { InboxPayloads, StoredPayload } from './inbox-payloads';
 import { ReplayCandidate } from './acceptance';
@@ -223,6 +226,16 @@ export class InboxAdminRepository {
     } catch {
       return unreadable('payload_unwalkable');
     }
+  }
+
+  async activityByMinute(from: Date, to: Date): Promise<ScopeMinute[]> {
+    const rows: { minute: Date; scope: string; tenant_id: string; accepted: number; done: number; quarantined: number }[] =
+      await this.dataSource.query(ACTIVITY_BY_MINUTE, [from, to]);
+    return rows.map((r) => ({ minute: r.minute, scope: r.scope, tenantId: r.tenant_id, counts: { accepted: r.accepted, done: r.done, quarantined: r.quarantined } }));
+  }
+
+  async backlogByEndpoint(): Promise<ScopeBacklog[]> {
+    return toScopeBacklogs(await this.dataSource.query(BACKLOG_BY_ENDPOINT));
   }
 
   async backlog(): Promise<InboxBacklog> {

@@ -11,6 +11,7 @@ import { PgNotifications } from '../database/pg-notifications';
 import { ReplayRefusal, replayRefusal } from './acceptance';
 import { InboxAdminRepository } from './inbox-admin.repository';
 import { INBOX_CHANNEL, InboxActivity, InboxAttempt, InboxBacklog, InboxEventView, InboxFilter, InboxStats, InboxStatus, InboxStatusChange, PayloadErasure, PayloadEraser, UnreadablePayload } from './inbox.types';
+import { ScopeBacklog, ScopeMinute } from '../common/activity';
 
 /** Rows per bulk-replay transaction: bounded lock time and WAL per commit. */
 export const BULK_REPLAY_BATCH = 500;
@@ -206,6 +207,15 @@ export class InboxAdminService {
     }
     this.logger.log({ actor: who.name, count: result.count, batches: result.batches, refused: refusedIds.length, dryRun }, 'bulk replay finished');
     return result;
+  }
+
+  /** Accepted, done and quarantined per minute of [from, to), endpoint and tenant: for the activity rollup. */
+  activityByMinute(from: Date, to: Date): Promise<ScopeMinute[]> {
+    return this.repository.activityByMinute(from, to);
+  }
+
+  backlogByEndpoint(): Promise<ScopeBacklog[]> {
+    return this.repository.backlogByEndpoint();
   }
 
   backlog(): Promise<InboxBacklog> {

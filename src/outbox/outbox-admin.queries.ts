@@ -88,3 +88,24 @@ export const ENTRIES_OF_EVENT = `SELECT ${ADMIN_OUTBOX_COLUMNS} FROM outbox WHER
 export const ATTEMPTS_OF_ENTRIES = `
   SELECT outbox_id, attempt, at, lease, outcome, status_code, duration_ms, outcome_query, retry_after_ms, error
     FROM outbox_attempts WHERE outbox_id = ANY($1::bigint[]) ORDER BY at, attempt`;
+
+/**
+ * Per minute of [$1, $2), destination and tenant: delivery attempts delivered and failed
+ * (retry, dead, unresolved) (index outbox_attempts_at, each joined to its entry by
+ * outbox_pkey). For the maintenance role's activity rollup.
+ */
+export const DELIVERIES_BY_MINUTE = `
+  SELECT date_trunc('minute', a.at) AS minute, o.destination AS scope, o.tenant_id,
+         count(*) FILTER (WHERE a.outcome = 'delivered')::int AS delivered,
+         count(*) FILTER (WHERE a.outcome <> 'delivered')::int AS failed
+    FROM outbox_attempts a JOIN outbox o ON o.id = a.outbox_id
+   WHERE a.at >= $1 AND a.at < $2
+   GROUP BY 1, 2, 3`;
+
+/** Open entries (pending, delivering) per destination and tenant, and the oldest pending one: a branch per partial index, as BACKLOG_BY_ENDPOINT. */
+export const BACKLOG_BY_DESTINATION = `
+  SELECT scope, tenant_id, sum(n)::int AS backlog, min(oldest) AS oldest FROM (
+    SELECT destination AS scope, tenant_id, count(*) AS n, min(created_at) AS oldest FROM outbox WHERE status = 'pending' GROUP BY 1, 2
+    UNION ALL
+    SELECT destination, tenant_id, count(*), NULL FROM outbox WHERE status = 'delivering' GROUP BY 1, 2
+  ) open GROUP BY 1, 2`;

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { ScopeBacklog, ScopeMinute, toScopeBacklogs } from '../common/activity';
 import { Page, PageRequest, queryPage, SqlWhere } from '../common/pagination';
 import { ROW_IN_SCOPE, TenantScope } from '../common/tenant-scope';
 import {
@@ -17,6 +18,8 @@ import {
   ATTEMPTS_OF_ENTRIES,
   ENTRIES_OF_EVENT,
   ADMIN_OUTBOX_OLDEST_PENDING,
+  BACKLOG_BY_DESTINATION,
+  DELIVERIES_BY_MINUTE,
 } from './outbox-admin.queries';
 import { DestinationStateRow, OutboxAttempt, OutboxBacklog, OutboxEntryView, OutboxFilter, OutboxStats, OutboxStatus } from './outbox.types';
 import { UnitOfWork } from '../database/unit-of-work';
@@ -96,6 +99,15 @@ export class OutboxAdminRepository {
 
   destinationBacklog(): Promise<{ destination: string; status: OutboxStatus; n: number; held: number }[]> {
     return this.dataSource.query(ADMIN_DESTINATION_BACKLOG);
+  }
+
+  async deliveriesByMinute(from: Date, to: Date): Promise<ScopeMinute[]> {
+    const rows: { minute: Date; scope: string; tenant_id: string; delivered: number; failed: number }[] = await this.dataSource.query(DELIVERIES_BY_MINUTE, [from, to]);
+    return rows.map((r) => ({ minute: r.minute, scope: r.scope, tenantId: r.tenant_id, counts: { delivered: r.delivered, failed: r.failed } }));
+  }
+
+  async backlogByDestination(): Promise<ScopeBacklog[]> {
+    return toScopeBacklogs(await this.dataSource.query(BACKLOG_BY_DESTINATION));
   }
 
   async backlog(): Promise<OutboxBacklog> {

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Actor, AuditService } from '../audit/audit.service';
+import { ScopeBacklog, ScopeMinute } from '../common/activity';
 import { Clock } from '../common/clock';
 import { ConflictError, NotFoundError } from '../common/errors';
 import { Page, PageRequest } from '../common/pagination';
@@ -160,6 +161,15 @@ export class OutboxAdminService {
   /** The shared state rows alone (one tiny table): for the metrics scrape. */
   destinationStates(): Promise<DestinationStateRow[]> {
     return this.repository.destinationStates();
+  }
+
+  /** Delivered and failed attempts per minute of [from, to), destination and tenant: for the activity rollup. */
+  deliveriesByMinute(from: Date, to: Date): Promise<ScopeMinute[]> {
+    return this.repository.deliveriesByMinute(from, to);
+  }
+
+  backlogByDestination(): Promise<ScopeBacklog[]> {
+    return this.repository.backlogByDestination();
   }
 
   backlog(): Promise<OutboxBacklog> {

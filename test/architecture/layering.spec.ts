@@ -17,7 +17,7 @@ const FLOORS: string[][] = [
   ['reconciliation'],
   ['providers'],
   ['retention'],
-  ['timeline'],
+  ['timeline', 'activity'],
   ['admin', 'monitoring', 'console'],
   ['cli', 'app'],
 ];

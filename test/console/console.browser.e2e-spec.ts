@@ -1,6 +1,6 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { BrowserContext, chromium, Page } from 'playwright-core';
 import request from 'supertest';
 import { FakeDestination, startFakeEmail, startFakeErp } from '../support/fake-destinations';
@@ -9,13 +9,8 @@ import { OPERATOR_TOKEN, startTestApp, TestApp, VIEWER_TOKEN } from '../support/
 import { signStripe } from '../support/signers';
 import { createOrder, ENDPOINTS, inboxRow, paymentIntentEvent, postStripe, STRIPE_SECRET } from '../inbox/worker-fixtures';
 import { buildConsole } from './console-build';
+import { CHROMIUM, FLAGS, haveChromium, SHOTS } from './chromium';
 
-/** Debian's Chromium (apt-get install chromium); never a downloaded browser. */
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-/** CONSOLE_SCREENSHOTS=1 refreshes the README's pictures in docs/console/; otherwise they go to a temp dir. */
-const SHOTS = process.env.CONSOLE_SCREENSHOTS ? resolve(__dirname, '../../docs/console') : mkdtempSync(join(tmpdir(), 'console-shots-'));
-const haveChromium = existsSync(CHROMIUM);
 /** An operator limited to tenant acme; globex is the other tenant it must never see. */
 const ACME_TOKEN = 'acme-operator-token-0123456789';
 const GLOBEX = { id: 'stripe-globex', provider: 'stripe', tenantId: 'globex', secrets: [{ label: 'current', value: STRIPE_SECRET }] };

@@ -2,6 +2,7 @@ import type { Api } from '../api';
 import { age, perMinute } from '../format';
 import { href } from '../router';
 import { ErrorBanner, Loading, useLoad } from '../ui';
+import { Trends } from './trends';
 
 function Tile({ label, value, test, link, alert }: { label: string; value: string | number; test: string; link?: string; alert?: boolean }) {
   const body = (
@@ -45,6 +46,7 @@ export function Overview({ api }: { api: Api }) {
         <Tile label="outbox oldest pending" value={age(outbox.oldestPendingAgeSeconds)} test="outbox-oldest" />
       </div>
       <p class="muted">Rates over the last {Math.round((data.rates?.windowSeconds ?? 300) / 60)} minutes, as of {data.at}.</p>
+      <Trends api={api} />
       <h2>Per endpoint</h2>
       <table data-test="endpoints">
         <thead>

@@ -17,4 +17,6 @@ ALTER TABLE outbox_attempts ADD CONSTRAINT outbox_attempts_outcome_check CHECK (
 
 ALTER TABLE outbox_attempts ADD CONSTRAINT outbox_attempts_outcome_query_check CHECK ((outcome_query = ANY (ARRAY['applied'::text, 'not_applied'::text, 'unknown'::text])));
 
+CREATE INDEX outbox_attempts_at ON public.outbox_attempts USING btree (at);
+
 CREATE INDEX outbox_attempts_outbox ON public.outbox_attempts USING btree (outbox_id);

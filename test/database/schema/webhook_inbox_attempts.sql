@@ -12,4 +12,6 @@ CREATE TABLE webhook_inbox_attempts (
 
 ALTER TABLE webhook_inbox_attempts ADD CONSTRAINT webhook_inbox_attempts_outcome_check CHECK ((outcome = ANY (ARRAY['done'::text, 'ignored'::text, 'quarantined'::text, 'retry'::text, 'lease_expired'::text])));
 
+CREATE INDEX webhook_inbox_attempts_at ON public.webhook_inbox_attempts USING btree (at);
+
 CREATE INDEX webhook_inbox_attempts_inbox ON public.webhook_inbox_attempts USING btree (inbox_id);
