@@ -143,7 +143,8 @@ describe('GET /admin/series: activity per minute, rolled up by the maintenance r
   });
 
   it('drops minutes older than the longest window', async () => {
-    const old = new Date(now - ROLLUP_KEEP_MS - 10 * MINUTE);
+    // More than an hour past the cutoff, so that its hour too is wholly older (an hour row stays while any of its minutes may).
+    const old = new Date(now - ROLLUP_KEEP_MS - 70 * MINUTE);
     await db.query(`INSERT INTO activity_minutes (minute, kind, scope, tenant_id, accepted) VALUES ($1, 'endpoint', 'stripe-acme', 'acme', 5)`, [old]);
     await db.query(`INSERT INTO activity_hours (minute, kind, scope, tenant_id, accepted) VALUES (date_trunc('hour', $1::timestamptz), 'endpoint', 'stripe-acme', 'acme', 5)`, [old]);
     await activity.runOnce();

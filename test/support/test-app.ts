@@ -6,7 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp } from '../../src/app.factory';
 import { AppConfig } from '../../src/config/app-config';
+import { urlVariable } from '../../src/config/destinations';
 import { Env, loadConfig } from '../../src/config/load-config';
+import { appDestinations } from './app-destinations';
 import { CapturingLogger } from './capturing-logger';
 import { FakeDestination, startFakeEmail, startFakeErp } from './fake-destinations';
 import { FakeClock } from './fake-clock';
@@ -44,7 +46,7 @@ export async function startTestApp(options: TestAppOptions): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'wi-test-'));
   const endpointsFile = join(dir, 'endpoints.json');
   writeFileSync(endpointsFile, JSON.stringify({ endpoints: options.endpoints ?? [] }));
-  const config = loadConfig({
+  const env: Env = {
     NODE_ENV: 'test',
     DATABASE_URL: options.databaseUrl,
     WEBHOOK_ENDPOINTS_FILE: endpointsFile,
@@ -53,7 +55,13 @@ export async function startTestApp(options: TestAppOptions): Promise<TestApp> {
     ROLES: 'api',
     DATABASE_POOL_SIZE: '10',
     ...options.env,
-  });
+  };
+  let config = loadConfig(env);
+  if (config.production) {
+    // Production wants a URL for every registered destination; the app's own get an address that is never called.
+    const missing = appDestinations(config).filter((name) => !config.destinations.get(name)?.url);
+    if (missing.length > 0) config = loadConfig({ ...env, ...Object.fromEntries(missing.map((n) => [urlVariable(n), `https://${n}.invalid/`])) });
+  }
   const logs = new CapturingLogger();
   const clock = options.clock ?? new FakeClock();
   const app = await createApp(config, { logger: options.logger ?? logs, imports: options.imports, clock, spanExporter: options.spanExporter });
