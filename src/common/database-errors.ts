@@ -3,6 +3,8 @@
  * not answer" or "the outcome is unknown": the caller must answer 503, never 200.
  */
 const UNAVAILABLE_SQLSTATE_CLASSES = ['08', '53', '57'];
+/** 25006: a write reached a read-only server (a standby, a demoted primary): nothing was written; another server takes over. */
+const UNAVAILABLE_SQLSTATES = new Set(['25006']);
 const NODE_NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
 
 export function isDatabaseUnavailable(error: unknown): boolean {
@@ -13,9 +15,9 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string') {
     if (NODE_NETWORK_CODES.has(code)) return true;
-    if (/^[0-9A-Z]{5}$/.test(code) && UNAVAILABLE_SQLSTATE_CLASSES.includes(code.slice(0, 2))) return true;
+    if (/^[0-9A-Z]{5}$/.test(code) && (UNAVAILABLE_SQLSTATE_CLASSES.includes(code.slice(0, 2)) || UNAVAILABLE_SQLSTATES.has(code))) return true;
   }
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection not open/i.test(
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|connection not open/i.test(
     error.message,
   );
 }

@@ -96,6 +96,12 @@ describe('loadConfig', () => {
     expect(message).not.toContain('\n');
   });
 
+  it('DATABASE_URL may list several hosts in libpq syntax (failover to the writable one)', () => {
+    const url = 'postgres://u@db1:5432,db2:5433/x?target_session_attrs=read-write';
+    expect(load({ DATABASE_URL: url }).databaseUrl).toBe(url);
+    expect(errorOf(() => load({ DATABASE_URL: 'postgres://u@db1,db2/x?target_session_attrs=standby' }))).toMatch(/^DATABASE_URL: target_session_attrs "standby"/);
+  });
+
   it('keeps each destination settings in one object (URL, concurrency, circuit, shared rate limit)', () => {
     const config = load({
       ERP_URL: 'https://erp.internal/api/',

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { AdminRole, AdminToken, ApiKey, AppConfig, EndpointApi, EndpointConfig, PayloadKeyConfig, Role } from './app-config';
 import { ConfigError } from './config.error';
+import { parseDatabaseUrl } from './database-url';
 import { loadDestinationVariables } from './destinations';
 import { endpointsFileSchema } from './endpoints.schema';
 import { loadTracingConfig } from './tracing-env';
@@ -56,7 +57,6 @@ function bool(name: string, env: Env, fallback: boolean): boolean {
 }
 
 const HTTP = ['http:', 'https:'];
-const POSTGRES = ['postgres:', 'postgresql:'];
 
 function url(name: string, env: Env, protocols: string[]): string | undefined {
   const raw = env[name];
@@ -76,7 +76,10 @@ function url(name: string, env: Env, protocols: string[]): string | undefined {
 /** Only what a migration run needs, so it does not depend on the endpoints file or tokens. */
 export function loadDatabaseConfig(env: Env): { databaseUrl: string | undefined; dataDir: string } {
   if (env.NODE_ENV === 'production' && !env.DATABASE_URL) throw new ConfigError('DATABASE_URL: required when NODE_ENV=production');
-  return { databaseUrl: url('DATABASE_URL', env, POSTGRES), dataDir: resolve(env.DATA_DIR || '.data') };
+  const databaseUrl = env.DATABASE_URL || undefined;
+  // Several hosts (libpq syntax) are allowed: the parser checks what WHATWG URL cannot read.
+  if (databaseUrl !== undefined) parseDatabaseUrl(databaseUrl);
+  return { databaseUrl: databaseUrl?.replace(/\/+$/, ''), dataDir: resolve(env.DATA_DIR || '.data') };
 }
 
 function parseRoles(env: Env): Set<Role> {

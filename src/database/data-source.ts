@@ -1,13 +1,21 @@
 import type { EventEmitter } from 'node:events';
+import { Client } from 'pg';
 import { DataSource } from 'typeorm';
+import type { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
 import { MIGRATIONS } from '../../migrations';
+import { parseDatabaseUrl } from '../config/database-url';
+import { DatabaseHosts, MultiHostClient } from './multi-host-client';
 
 export const POOL_SIZE = 20;
 
+/** `url` may list several hosts (libpq syntax): sessions then go to the writable one (multi-host-client.ts). */
 export function createDataSource(url: string, poolSize = POOL_SIZE): DataSource {
+  const target = parseDatabaseUrl(url);
+  // One host: pg's own client, as configured. Several: one search shared by the pool and the LISTEN connection.
+  const multiHost = target.multiHost ? { Client: MultiHostClient, databaseHosts: new DatabaseHosts(target) } : {};
   return new DataSource({
     type: 'postgres',
-    url,
+    url: target.urlFor(target.hosts[0]),
     synchronize: false,
     migrationsRun: false,
     migrations: MIGRATIONS,
@@ -34,8 +42,17 @@ export function createDataSource(url: string, poolSize = POOL_SIZE): DataSource 
       onConnect: (client: EventEmitter) => {
         client.on('error', () => undefined);
       },
+      ...multiHost,
     },
   });
+}
+
+/** A connection of its own outside the pool (LISTEN), to the server the pool's sessions go to. */
+export function createDedicatedClient(dataSource: DataSource): Client {
+  const options = dataSource.options as PostgresConnectionOptions;
+  const config = { connectionString: options.url, connectionTimeoutMillis: 5_000, keepAlive: true };
+  const databaseHosts = (options.extra as { databaseHosts?: DatabaseHosts }).databaseHosts;
+  return databaseHosts ? new MultiHostClient({ ...config, databaseHosts }) : new Client(config);
 }
 
 const MIGRATION_LOCK = 7_311_042_117; // any constant: serialises migrations across instances

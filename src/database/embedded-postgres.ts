@@ -57,7 +57,7 @@ export async function freePort(): Promise<number> {
  * private directory (mktemp -d makes 0700) would hide them: allow traversal
  * (o+x, never read) on every ancestor that lacks it.
  */
-function letPostgresUserTraverse(...paths: string[]): void {
+export function letPostgresUserTraverse(...paths: string[]): void {
   for (const start of paths) {
     for (let dir = start; dir !== dirname(dir); dir = dirname(dir)) {
       if (!existsSync(dir)) continue;

@@ -1,8 +1,8 @@
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
+import type { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import type { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
+import { createDedicatedClient } from './data-source';
 
 type Listener = () => void;
 
@@ -91,8 +91,7 @@ export class PgNotifications implements OnApplicationShutdown {
   }
 
   private async open(): Promise<void> {
-    const options = this.dataSource.options as PostgresConnectionOptions;
-    const client = new Client({ connectionString: options.url, connectionTimeoutMillis: 5_000, keepAlive: true });
+    const client = createDedicatedClient(this.dataSource);
     client.on('notification', (message) => {
       if (message.payload === this.origin) return;
       for (const listener of this.listeners.get(message.channel) ?? []) listener();

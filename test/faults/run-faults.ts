@@ -18,6 +18,7 @@ import { DestinationChaos, EMAIL_MIX, ERP_MIX, ERP_QUERY_MIX } from './lib/desti
 import { HostileCase, hostileCases, matches, outcomeLabel } from './lib/hostile-inputs';
 import { HttpResult, send, sleep } from './lib/http';
 import { ENDPOINT, expectedStatus, LoadGenerator, SCOPE, TENANT } from './lib/load-generator';
+import { quiesce } from './lib/quiesce';
 import { RestartablePostgres } from './lib/restartable-postgres';
 import { createFleet, registeredDestinations, ServiceInstance } from './lib/service-fleet';
 import { Report } from './lib/report';
@@ -327,24 +328,6 @@ async function databaseOutage(pg: RestartablePostgres, fleet: ServiceInstance[],
   outage.pidsChanged = fleet.some((s, i) => s.pid !== pids[i]);
   log(`database outage: ${outage.answers503} x 503, ${outage.answers200} x 200, recovered in ${outage.recoveredMs} ms`);
   return outage;
-}
-
-/** Waits until nothing is pending or in flight in the inbox and the outbox (twice in a row). */
-async function quiesce(pg: RestartablePostgres, timeoutMs: number): Promise<{ ok: boolean; ms: number; open: string }> {
-  const started = Date.now();
-  let calm = 0;
-  let open = '';
-  while (Date.now() - started < timeoutMs) {
-    const [row] = await pg.query<{ inbox: string; outbox: string }>(
-      `SELECT (SELECT count(*) FROM webhook_inbox WHERE status IN ('pending','processing')) AS inbox,
-              (SELECT count(*) FROM outbox WHERE status IN ('pending','delivering')) AS outbox`,
-    );
-    open = `inbox open ${row.inbox}, outbox open ${row.outbox}`;
-    calm = row.inbox === '0' && row.outbox === '0' ? calm + 1 : 0;
-    if (calm >= 2) return { ok: true, ms: Date.now() - started, open };
-    await sleep(500);
-  }
-  return { ok: false, ms: Date.now() - started, open };
 }
 
 interface HostileResult {
