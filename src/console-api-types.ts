@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { offlineOpenApiDocument } from './openapi';
@@ -19,14 +19,21 @@ export async function consoleApiTypes(): Promise<string> {
   return HEADER + astToString(await openapiTS(document as never));
 }
 
+/** `--check`: exit 1, saying what to run, when the committed file differs from a fresh one; else write it. */
+async function main(check: boolean): Promise<void> {
+  const fresh = await consoleApiTypes();
+  if (!check) {
+    writeFileSync(CONSOLE_API_TYPES_FILE, fresh);
+    console.log(`wrote ${CONSOLE_API_TYPES_FILE}`);
+  } else if (readFileSync(CONSOLE_API_TYPES_FILE, 'utf8') !== fresh) {
+    console.error(`console/src/api.generated.ts is stale: the admin API's OpenAPI document changed. Run \`${REGENERATE_COMMAND}\` and commit the file.`);
+    process.exitCode = 1;
+  }
+}
+
 if (require.main === module) {
-  consoleApiTypes()
-    .then((text) => {
-      writeFileSync(CONSOLE_API_TYPES_FILE, text);
-      console.log(`wrote ${CONSOLE_API_TYPES_FILE}`);
-    })
-    .catch((error: unknown) => {
-      console.error(error);
-      process.exit(1);
-    });
+  main(process.argv.includes('--check')).catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
 }
