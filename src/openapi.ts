@@ -1,11 +1,17 @@
 import { INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { NextFunction, Request, Response } from 'express';
 import { authenticateBearer } from './admin/admin-auth';
-import { ADMIN_BEARER } from './admin/api-docs';
+import { ADMIN_BEARER, responseComponents } from './admin/api-docs';
 import { UnauthorizedError } from './common/errors';
 import { errorResponse } from './common/error-response';
 import { AdminToken, AppConfig } from './config/app-config';
+import { loadConfig } from './config/load-config';
+import { AppModule } from './app.module';
 
 /** Everything Swagger serves: /docs and its assets (the init script holds the document), /docs-json, /docs-yaml. */
 const DOCS_PATH = /^\/docs(?:$|[/-])/;
@@ -17,6 +23,11 @@ const DOCS_PATH = /^\/docs(?:$|[/-])/;
 export function setupOpenApi(app: INestApplication, { apiDocs, adminTokens }: Pick<AppConfig, 'apiDocs' | 'adminTokens'>): void {
   // Registered ahead of Swagger's own routes, so it runs first.
   if (apiDocs === 'admin') app.use(docsBehindAdminToken(adminTokens));
+  SwaggerModule.setup('docs', app, openApiDocument(app), { jsonDocumentUrl: 'docs-json', customSiteTitle: 'Webhook inbox API' });
+}
+
+/** The document /docs-json serves: the routes' decorators, the admin answers' schemas, the webhook route. */
+export function openApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('Webhook inbox')
     .setDescription(
@@ -29,8 +40,32 @@ export function setupOpenApi(app: INestApplication, { apiDocs, adminTokens }: Pi
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, when configured' }, 'metrics')
     .build();
   const document = SwaggerModule.createDocument(app, config);
+  document.components = { ...document.components, schemas: { ...document.components?.schemas, ...responseComponents() } };
   document.paths['/webhooks/{endpointId}'] = WEBHOOK_PATH;
-  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json', customSiteTitle: 'Webhook inbox API' });
+  return document;
+}
+
+/**
+ * The same document without a database or a listening server: Nest's preview mode
+ * registers the modules and their routes but instantiates no provider. For tooling
+ * (the console's generated API types).
+ */
+export async function offlineOpenApiDocument(): Promise<OpenAPIObject> {
+  // The routes do not depend on the endpoints: an empty file, removed afterwards.
+  const dir = mkdtempSync(join(tmpdir(), 'openapi-'));
+  try {
+    const endpointsFile = join(dir, 'endpoints.json');
+    writeFileSync(endpointsFile, '{"endpoints":[]}');
+    const config = loadConfig({ NODE_ENV: 'test', ROLES: 'api', WEBHOOK_ENDPOINTS_FILE: endpointsFile });
+    const app = await NestFactory.create(AppModule.forRoot(config), { preview: true, logger: false, abortOnError: false });
+    try {
+      return openApiDocument(app);
+    } finally {
+      await app.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** Any admin token (of any role or tenants) reads the docs: they describe the API, they hold no data. */

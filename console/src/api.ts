@@ -4,212 +4,37 @@
  * carries the API's stable `reason`, so a page can always say what went wrong.
  */
 
-export type Role = 'viewer' | 'operator';
+import type { components } from './api.generated';
 
-export interface Session {
-  name: string;
-  role: Role;
-  /** Present when the token is limited to some tenants. */
-  tenants?: string[] | null;
-}
+// The admin API's answers, generated from its OpenAPI document into api.generated.ts
+// (`npm run console:api-types`; a server test fails while that file is stale).
+type Schemas = components['schemas'];
 
-export interface Page<T> {
-  items: T[];
-  nextCursor: string | null;
-}
+export type Session = Schemas['Session'];
+export type Role = Session['role'];
+export type InboxEvent = Schemas['InboxEvent'];
+export type InboxStatusChange = Schemas['InboxStatusChange'];
+export type BulkReplayResult = Schemas['BulkReplayResult'];
+export type OutboxEntry = Schemas['OutboxEntry'];
+export type OutboxStatusChange = Schemas['OutboxStatusChange'];
+export type AuditRecord = Schemas['AuditRecord'];
+export type Order = Schemas['Order'];
+export type TimelineEntry = Schemas['TimelineEntry'];
+export type TimelineKind = TimelineEntry['kind'];
+export type Timeline = Schemas['Timeline'];
+export type EndpointStats = Schemas['EndpointStats'];
+export type Stats = Schemas['Stats'];
+export type Series = Schemas['Series'];
+export type SeriesPoint = Schemas['SeriesPoint'];
+export type ChartWindow = Series['window'];
+export type ActivityCount = keyof SeriesPoint['counts'];
+export type Destination = Schemas['Destination'];
+export type ReconciliationRun = Schemas['ReconciliationRun'];
+export type EndpointReconciliation = Schemas['EndpointReconciliation'];
+export type ErasureResult = Schemas['ErasureResult'];
 
-export interface InboxEvent {
-  id: string;
-  sourceScope: string;
-  eventId: string;
-  tenantId: string;
-  provider: string;
-  endpointId: string;
-  eventType: string;
-  status: string;
-  statusReason: string | null;
-  payloadSha256: string;
-  verifiedWith: string;
-  attempts: number;
-  nextAttemptAt: string;
-  lastError: string | null;
-  receivedAt: string;
-  completedAt: string | null;
-  deliveries: number;
-  lastDeliveryAt: string;
-  digestConflicts: number;
-  payloadPurged: boolean;
-  payload?: unknown;
-}
-
-export interface OutboxEntry {
-  id: string;
-  operationKey: string;
-  destination: string;
-  operationType: string;
-  tenantId: string;
-  status: string;
-  attempts: number;
-  nextAttemptAt: string;
-  lastError: string | null;
-  lastStatusCode: number | null;
-  outcomeUnknown: boolean;
-  sourceEventId: string | null;
-  createdAt: string;
-  deliveredAt: string | null;
-  /** A pending entry waiting for this earlier entry of its order (same destination). */
-  heldBy?: string | null;
-}
-
-export interface AuditRecord {
-  id: string;
-  actor: string;
-  role: string;
-  action: string;
-  target: string;
-  reason: string;
-  beforeStatus: string | null;
-  afterStatus: string | null;
-  details: Record<string, unknown> | null;
-  at: string;
-}
-
-export interface Order {
-  tenantId: string;
-  id: string;
-  status: string;
-  providerPaymentId: string | null;
-  totalMinor: number;
-  currency: string;
-  customerEmail?: string;
-  lastPaymentError: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export type TimelineKind = 'received' | 'redelivered' | 'attempt' | 'order_transition' | 'operation_created' | 'delivery_attempt' | 'operator_action';
-
-export interface TimelineEntry {
-  at: string;
-  kind: TimelineKind;
-  detail: Record<string, string | number | boolean | null>;
-}
-
-export interface Timeline {
-  event: InboxEvent;
-  entries: TimelineEntry[];
-  operations: OutboxEntry[];
-}
-
-export interface EndpointStats {
-  endpoint: string;
-  pending: number;
-  processing: number;
-  quarantined: number;
-  acceptedPerMinute: number;
-}
-
-export interface Stats {
-  at: string;
-  inbox: {
-    byStatus: Record<string, number>;
-    oldestPendingAgeSeconds: number;
-    quarantined: number;
-    retrying: number;
-    acceptToDoneSeconds: { completed: number; p50: number | null; p95: number | null; p99: number | null };
-  };
-  outbox: {
-    byStatus: Record<string, number>;
-    oldestPendingAgeSeconds: number;
-    unresolved: number;
-    dead: number;
-  };
-  rates?: { windowSeconds: number; acceptedPerMinute: number; donePerMinute: number; deliveredPerMinute: number };
-  byEndpoint?: EndpointStats[];
-}
-
-export type ChartWindow = '1h' | '24h' | '7d';
-export type ActivityCount = 'accepted' | 'done' | 'quarantined' | 'delivered' | 'failed';
-
-export interface SeriesPoint {
-  at: string;
-  counts: Record<ActivityCount, number>;
-  backlog: number | null;
-  oldestPendingAgeSeconds: number | null;
-}
-
-export interface Series {
-  window: ChartWindow;
-  stepSeconds: number;
-  from: string;
-  to: string;
-  inbox: SeriesPoint[];
-  outbox: SeriesPoint[];
-  endpoints: string[];
-  destinations: string[];
-}
-
-export interface Destination {
-  name: string;
-  registered: boolean;
-  origin: string | null;
-  settings: { concurrency: number; circuit: Record<string, number>; rateLimit: { perSecond?: number; burst?: number } | null } | null;
-  circuit: { state: 'closed' | 'open' | 'half_open'; failures: number; retryAt: string | null; probeUntil: string | null };
-  pausedUntil: string | null;
-  paused: boolean;
-  lastError: string | null;
-  changedAt: string | null;
-  backlog: { pending: number; held: number; delivering: number; unresolved: number; dead: number };
-}
-
-export interface ReconciliationRun {
-  id: string;
-  endpointId: string;
-  requestedBy: string;
-  reason: string;
-  dryRun: boolean;
-  windowFrom: string | null;
-  windowTo: string | null;
-  status: 'requested' | 'running' | 'succeeded' | 'failed';
-  listed: number;
-  foundMissing: number;
-  accepted: number;
-  duplicates: number | null;
-  ignored: number | null;
-  invalid: number | null;
-  byReason: Record<string, number> | null;
-  apiCalls: number;
-  error: string | null;
-  requestedAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-}
-
-export interface EndpointReconciliation {
-  endpointId: string;
-  provider: string;
-  scheduled: boolean;
-  intervalSeconds: number | null;
-  lookbackHours: number;
-  cursor: string | null;
-  lastSuccessAt: string | null;
-  lastRun: ReconciliationRun | null;
-  recentRuns: ReconciliationRun[];
-}
-
+/** Whose data the erasure form names: the request body's two alternatives. */
 export type ErasureTarget = { email: string } | { tenantId: string; orderId: string };
-
-export interface ErasureResult {
-  dryRun: boolean;
-  orders: { tenantId: string; orderId: string }[];
-  outboxEntries: number;
-  recipientsBlanked: number;
-  payloadsPurged: number;
-  payloadsRedacted: number;
-  unreadable: unknown[];
-  complete: boolean;
-  auditId: string | null;
-}
 
 export class ApiError extends Error {
   constructor(
@@ -244,31 +69,31 @@ export class Api {
 
   session = () => this.get<Session>('/admin/session');
   stats = () => this.get<Stats>('/admin/stats');
-  inbox = (query: Query) => this.get<Page<InboxEvent>>(`/admin/inbox${queryString(query)}`);
+  inbox = (query: Query) => this.get<Schemas['InboxEventPage']>(`/admin/inbox${queryString(query)}`);
   event = (id: string) => this.get<InboxEvent>(`/admin/inbox/${encodeURIComponent(id)}`);
   timeline = (id: string) => this.get<Timeline>(`/admin/inbox/${encodeURIComponent(id)}/timeline`);
-  replay = (id: string, reason: string) => this.post(`/admin/inbox/${encodeURIComponent(id)}/replay`, { reason });
-  quarantine = (id: string, reason: string) => this.post(`/admin/inbox/${encodeURIComponent(id)}/quarantine`, { reason });
+  replay = (id: string, reason: string) => this.post<InboxStatusChange>(`/admin/inbox/${encodeURIComponent(id)}/replay`, { reason });
+  quarantine = (id: string, reason: string) => this.post<InboxStatusChange>(`/admin/inbox/${encodeURIComponent(id)}/quarantine`, { reason });
   bulkReplay = (filter: Record<string, string>, dryRun: boolean, reason: string) =>
-    this.post<{ count: number; dryRun: boolean; batches: number }>('/admin/inbox/replay', { filter, dryRun, reason });
-  outbox = (query: Query) => this.get<Page<OutboxEntry>>(`/admin/outbox${queryString(query)}`);
-  retry = (id: string, reason: string) => this.post(`/admin/outbox/${encodeURIComponent(id)}/retry`, { reason });
+    this.post<BulkReplayResult>('/admin/inbox/replay', { filter, dryRun, reason });
+  outbox = (query: Query) => this.get<Schemas['OutboxEntryPage']>(`/admin/outbox${queryString(query)}`);
+  retry = (id: string, reason: string) => this.post<OutboxStatusChange>(`/admin/outbox/${encodeURIComponent(id)}/retry`, { reason });
   resolve = (id: string, outcome: 'delivered' | 'retry', reason: string) =>
-    this.post(`/admin/outbox/${encodeURIComponent(id)}/resolve`, { outcome, reason });
+    this.post<OutboxStatusChange>(`/admin/outbox/${encodeURIComponent(id)}/resolve`, { outcome, reason });
   order = (tenant: string, id: string) => this.get<Order>(`/admin/orders/${encodeURIComponent(tenant)}/${encodeURIComponent(id)}`);
   series = (query: { window: ChartWindow; endpoint?: string; destination?: string }) => this.get<Series>(`/admin/series${queryString(query)}`);
-  destinations = () => this.get<{ items: Destination[] }>('/admin/destinations');
-  reconciliation = () => this.get<{ endpoints: EndpointReconciliation[] }>('/admin/reconciliation');
+  destinations = () => this.get<Schemas['DestinationList']>('/admin/destinations');
+  reconciliation = () => this.get<Schemas['ReconciliationOverview']>('/admin/reconciliation');
   runReconciliation = (body: { endpoint?: string; from?: string; dryRun: boolean; reason: string }) =>
-    this.post<{ runs: { id: string; endpointId: string }[]; skipped: { endpointId: string; reason: string }[] }>('/admin/reconciliation/run', body);
+    this.post<Schemas['ReconciliationRequested']>('/admin/reconciliation/run', body);
   erase = (target: ErasureTarget, reason: string, dryRun: boolean) => this.post<ErasureResult>('/admin/erasure', { ...target, reason, dryRun });
-  audit = (query: Query) => this.get<Page<AuditRecord>>(`/admin/audit${queryString(query)}`);
+  audit = (query: Query) => this.get<Schemas['AuditRecordPage']>(`/admin/audit${queryString(query)}`);
 
   private get<T>(path: string): Promise<T> {
     return this.request<T>(path, { method: 'GET' });
   }
 
-  private post<T = unknown>(path: string, body: unknown): Promise<T> {
+  private post<T>(path: string, body: unknown): Promise<T> {
     return this.request<T>(path, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
   }
 

@@ -2,7 +2,8 @@ import { Controller, Get, UseGuards } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { OutboxAdminService } from '../outbox/outbox-admin.service';
 import { AdminAuthGuard } from './admin-auth.guard';
-import { ApiAdmin } from './api-docs';
+import { ApiAdmin, ApiZodResponse } from './api-docs';
+import { destinationList } from './admin.responses';
 
 @ApiTags('admin: destinations')
 @ApiAdmin()
@@ -15,6 +16,7 @@ export class AdminDestinationsController {
   @ApiOperation({
     summary: "Each destination's settings, circuit (closed, open, half_open), Retry-After pause and open entries (held among them)",
   })
+  @ApiZodResponse(200, destinationList)
   async list() {
     return { items: await this.outbox.destinationList() };
   }

@@ -7,7 +7,8 @@ import { AdminPrincipal, hasRole, scopeOf } from './admin-auth';
 import { AdminAuthGuard } from './admin-auth.guard';
 import { decodeCursor, encodeCursor, parseId } from './admin-cursor';
 import { BODY_REASONS, bulkReplayBody, inboxListQuery, LIST_QUERY_REASONS, parseOr400, reasonBody } from './admin.schemas';
-import { ApiAdmin, ApiZodBody, ApiZodQuery } from './api-docs';
+import { ApiAdmin, ApiZodBody, ApiZodQuery, ApiZodResponse } from './api-docs';
+import { bulkReplayResult, inboxEvent, inboxEventPage, inboxStatusChange, timeline } from './admin.responses';
 import { CurrentAdmin, Roles, TenantScoped } from './roles.decorator';
 
 @ApiTags('admin: inbox')
@@ -25,6 +26,7 @@ export class AdminInboxController {
   @ApiOperation({ summary: 'List inbox events (metadata only), newest first' })
   @ApiZodQuery(inboxListQuery)
   @ApiResponse({ status: 400, description: '`invalid_filter`, `invalid_cursor` or `invalid_limit`' })
+  @ApiZodResponse(200, inboxEventPage)
   async list(@CurrentAdmin() who: AdminPrincipal, @Query() query: unknown) {
     const { limit, cursor, ...filter } = parseOr400(inboxListQuery, query, 'invalid_filter', LIST_QUERY_REASONS);
     const page = await this.inbox.list({ ...filter, tenants: scopeOf(who) }, { limit, after: decodeCursor(cursor) });
@@ -36,6 +38,7 @@ export class AdminInboxController {
   @Roles('operator')
   @ApiOperation({ summary: 'Replay settled events (done, ignored, quarantined) matching a filter; dryRun only counts' })
   @ApiZodBody(bulkReplayBody)
+  @ApiZodResponse(200, bulkReplayResult)
   async bulkReplay(@CurrentAdmin() who: AdminPrincipal, @Body() body: unknown) {
     const { filter, dryRun, reason } = parseOr400(bulkReplayBody, body, 'invalid_body', BODY_REASONS);
     return this.inbox.bulkReplay(who, { ...filter, tenants: scopeOf(who) }, dryRun, reason);
@@ -43,6 +46,7 @@ export class AdminInboxController {
 
   @Get(':id')
   @ApiOperation({ summary: 'One inbox event; the payload only for operators' })
+  @ApiZodResponse(200, inboxEvent)
   async get(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string) {
     const event = await this.inbox.get(parseId(id), scopeOf(who), hasRole(who, 'operator') ? who : undefined);
     if (!event) throw new NotFoundError('inbox_event_not_found', 'no inbox event with this id');
@@ -53,6 +57,7 @@ export class AdminInboxController {
   @ApiOperation({
     summary: "One event's story in order: receipts, processing attempts, the order transition, operations and their delivery attempts, operator actions",
   })
+  @ApiZodResponse(200, timeline)
   async timeline(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string) {
     const timeline = await this.timelines.ofEvent(parseId(id), scopeOf(who));
     if (!timeline) throw new NotFoundError('inbox_event_not_found', 'no inbox event with this id');
@@ -65,6 +70,7 @@ export class AdminInboxController {
   @ApiOperation({ summary: 'Re-queue one settled event with its identity unchanged' })
   @ApiZodBody(reasonBody)
   @ApiResponse({ status: 409, description: '`not_replayable` (pending or processing) or `payload_purged`' })
+  @ApiZodResponse(200, inboxStatusChange)
   replay(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string, @Body() body: unknown) {
     const eventId = parseId(id);
     const { reason } = parseOr400(reasonBody, body, 'invalid_body', BODY_REASONS);
@@ -77,6 +83,7 @@ export class AdminInboxController {
   @ApiOperation({ summary: 'Stop a pending or processing event' })
   @ApiZodBody(reasonBody)
   @ApiResponse({ status: 409, description: '`not_quarantinable`' })
+  @ApiZodResponse(200, inboxStatusChange)
   quarantine(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string, @Body() body: unknown) {
     const eventId = parseId(id);
     const { reason } = parseOr400(reasonBody, body, 'invalid_body', BODY_REASONS);

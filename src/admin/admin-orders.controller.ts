@@ -7,7 +7,8 @@ import { AdminPrincipal, hasRole, scopeOf } from './admin-auth';
 import { inScope } from '../common/tenant-scope';
 import { AdminAuthGuard } from './admin-auth.guard';
 import { BODY_REASONS, createOrderBody, parseOr400 } from './admin.schemas';
-import { ApiAdmin, ApiZodBody } from './api-docs';
+import { ApiAdmin, ApiZodBody, ApiZodResponse } from './api-docs';
+import { order } from './admin.responses';
 import { CurrentAdmin, Roles, TenantScoped } from './roles.decorator';
 
 const PATH_PART = /^[\x21-\x7e]{1,255}$/;
@@ -23,6 +24,7 @@ export class AdminOrdersController {
   @Get(':tenant/:id')
   @ApiOperation({ summary: "One order; the customer's email only for operators" })
   @ApiResponse({ status: 404, description: '`order_not_found`' })
+  @ApiZodResponse(200, order)
   async get(@CurrentAdmin() who: AdminPrincipal, @Param('tenant') tenant: string, @Param('id') id: string) {
     if (!inScope(scopeOf(who), tenant)) throw orderNotFound();
     const order = await this.orders.get(parsePart(tenant), parsePart(id));
@@ -34,6 +36,7 @@ export class AdminOrdersController {
   @ApiOperation({ summary: 'Create an order awaiting payment (the shop side of the flow)' })
   @ApiZodBody(createOrderBody)
   @ApiResponse({ status: 409, description: '`order_exists` or `payment_already_bound`' })
+  @ApiZodResponse(201, order)
   async create(@CurrentAdmin() who: AdminPrincipal, @Body() body: unknown) {
     const { reason, ...input } = parseOr400(createOrderBody, body, 'invalid_body', BODY_REASONS);
     if (!inScope(scopeOf(who), input.tenantId)) throw orderNotFound();
@@ -51,8 +54,11 @@ function parsePart(text: string): string {
   return text;
 }
 
+/** An order as the admin API shows it: `customerEmail` to operators only. */
+type OrderView = Omit<Order, 'customerEmail'> & { customerEmail?: string };
+
 /** A viewer sees the order's state, not the customer's personal data. */
-function view(order: Order, operator: boolean): Partial<Order> {
+function view(order: Order, operator: boolean): OrderView {
   if (operator) return order;
   const { customerEmail: _hidden, ...rest } = order;
   return rest;

@@ -4,7 +4,8 @@ import { ReconciliationService } from '../reconciliation/reconciliation.service'
 import { AdminPrincipal } from './admin-auth';
 import { AdminAuthGuard } from './admin-auth.guard';
 import { BODY_REASONS, parseOr400, reconciliationRunBody } from './admin.schemas';
-import { ApiAdmin, ApiZodBody } from './api-docs';
+import { ApiAdmin, ApiZodBody, ApiZodResponse } from './api-docs';
+import { reconciliationOverview, reconciliationRequested } from './admin.responses';
 import { CurrentAdmin, Roles } from './roles.decorator';
 
 @ApiTags('admin: reconciliation')
@@ -16,6 +17,7 @@ export class AdminReconciliationController {
 
   @Get()
   @ApiOperation({ summary: 'Per reconcilable endpoint: cursor, last success, recent runs (events found missing, errors)' })
+  @ApiZodResponse(200, reconciliationOverview)
   async overview() {
     return { endpoints: await this.reconciliation.overview() };
   }
@@ -27,6 +29,7 @@ export class AdminReconciliationController {
   @ApiZodBody(reconciliationRunBody)
   @ApiResponse({ status: 400, description: '`reason_required`, `invalid_window`, `window_too_old`, `not_reconcilable`, `invalid_body`' })
   @ApiResponse({ status: 404, description: '`unknown_endpoint`' })
+  @ApiZodResponse(202, reconciliationRequested)
   run(@CurrentAdmin() who: AdminPrincipal, @Body() body: unknown) {
     const request = parseOr400(reconciliationRunBody, body, 'invalid_body', { ...BODY_REASONS, from: 'invalid_window', to: 'invalid_window' });
     return this.reconciliation.request(who, request);

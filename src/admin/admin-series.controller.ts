@@ -4,7 +4,8 @@ import { ActivityService } from '../activity/activity.service';
 import { AdminAuthGuard } from './admin-auth.guard';
 import { AdminPrincipal, scopeOf } from './admin-auth';
 import { parseOr400, seriesQuery } from './admin.schemas';
-import { ApiAdmin, ApiZodQuery } from './api-docs';
+import { ApiAdmin, ApiZodQuery, ApiZodResponse } from './api-docs';
+import { series } from './admin.responses';
 import { CurrentAdmin, TenantScoped } from './roles.decorator';
 
 @ApiTags('admin: stats')
@@ -22,6 +23,7 @@ export class AdminSeriesController {
   })
   @ApiZodQuery(seriesQuery)
   @ApiResponse({ status: 400, description: '`invalid_query`' })
+  @ApiZodResponse(200, series)
   series(@CurrentAdmin() who: AdminPrincipal, @Query() query: unknown) {
     const { window, endpoint, destination } = parseOr400(seriesQuery, query, 'invalid_query');
     return this.activity.series(window, { endpoint, destination }, scopeOf(who));

@@ -2,7 +2,8 @@ import { Controller, Get, UseGuards } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminPrincipal } from './admin-auth';
 import { AdminAuthGuard } from './admin-auth.guard';
-import { ApiAdmin } from './api-docs';
+import { ApiAdmin, ApiZodResponse } from './api-docs';
+import { session } from './admin.responses';
 import { CurrentAdmin, TenantScoped } from './roles.decorator';
 
 @ApiTags('admin: session')
@@ -14,6 +15,7 @@ import { CurrentAdmin, TenantScoped } from './roles.decorator';
 export class AdminSessionController {
   @Get()
   @ApiOperation({ summary: 'Who this token is: its name, role and tenants if limited (the console signs in with it)' })
+  @ApiZodResponse(200, session)
   session(@CurrentAdmin() who: AdminPrincipal) {
     return who;
   }

@@ -6,7 +6,8 @@ import { OutboxAdminService } from '../outbox/outbox-admin.service';
 import { AdminAuthGuard } from './admin-auth.guard';
 import { AdminPrincipal, scopeOf } from './admin-auth';
 import { CurrentAdmin, TenantScoped } from './roles.decorator';
-import { ApiAdmin } from './api-docs';
+import { ApiAdmin, ApiZodResponse } from './api-docs';
+import { stats } from './admin.responses';
 
 const LATENCY_WINDOW_MS = 3_600_000;
 /** The window of the rates (per minute) and of "accepted" per endpoint. */
@@ -28,6 +29,7 @@ export class AdminStatsController {
   @ApiOperation({
     summary: 'Backlog, oldest pending age, attempts, recurring failures, accept-to-done latency (last hour), rates and open work per endpoint (last 5 minutes)',
   })
+  @ApiZodResponse(200, stats)
   async stats(@CurrentAdmin() who: AdminPrincipal) {
     const now = this.clock.now();
     const rateSince = new Date(now.getTime() - RATE_WINDOW_MS);
@@ -47,7 +49,7 @@ export class AdminStatsController {
         retrying: inbox.retrying,
         maxAttempts: inbox.maxAttempts,
         recurringFailures: inbox.recurringFailures,
-        acceptToDoneSeconds: { window: '1h', ...inbox.latency },
+        acceptToDoneSeconds: { window: '1h' as const, ...inbox.latency },
       },
       outbox: {
         byStatus: outbox.byStatus,
