@@ -7,9 +7,8 @@ import { TestDatabase } from './support/test-database';
 import { OPERATOR_TOKEN, TestApp, useTestApp, VIEWER_TOKEN } from './support/test-app';
 
 describe('OpenAPI at /docs', () => {
-  let db: TestDatabase;
   let t: TestApp;
-  useTestApp({}, (started) => ({ db, t } = started));
+  useTestApp({}, (started) => ({ t } = started));
 
   it('serves the Swagger UI page and its assets', async () => {
     const page = await request(t.url).get('/docs');
@@ -148,9 +147,8 @@ const DOCS_PATHS = ['/docs', '/docs/', '/docs/swagger-ui-init.js', '/docs-json',
 const PRODUCTION = { NODE_ENV: 'production', ERP_URL: 'https://erp.invalid/', EMAIL_URL: 'https://email.invalid/' };
 
 describe('OpenAPI in production: behind the admin token', () => {
-  let db: TestDatabase;
   let t: TestApp;
-  useTestApp({ env: PRODUCTION }, (started) => ({ db, t } = started));
+  useTestApp({ env: PRODUCTION }, (started) => ({ t } = started));
 
   it('answers 401 without a valid admin token, for the UI, its init script and the JSON and YAML documents', async () => {
     for (const path of DOCS_PATHS) {
@@ -176,9 +174,8 @@ describe('OpenAPI in production: behind the admin token', () => {
 });
 
 describe('OpenAPI with API_DOCS=public in production', () => {
-  let db: TestDatabase;
   let t: TestApp;
-  useTestApp({ env: { ...PRODUCTION, API_DOCS: 'public' } }, (started) => ({ db, t } = started));
+  useTestApp({ env: { ...PRODUCTION, API_DOCS: 'public' } }, (started) => ({ t } = started));
 
   it('is open, as outside production', async () => {
     expect((await request(t.url).get('/docs-json')).status).toBe(200);

@@ -85,7 +85,6 @@ export function ApiZodResponse<S extends z.ZodType>(status: number, schema: S, d
   const id = apiResponses.get(schema)?.id;
   if (!id) throw new Error('ApiZodResponse: the schema has no name; declare it with named(id, schema)');
   // The method's type is only checked here; `any` keeps every parameter list acceptable.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   return <M extends (...args: any[]) => unknown>(
     target: object,
     key: string | symbol,

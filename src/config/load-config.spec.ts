@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -257,7 +258,7 @@ describe('loadConfig', () => {
       const config = load({ STRIPE_API_KEY_ACME: KEY }, withApi({}));
       const key = config.endpoints.get('stripe-acme')!.api!.key;
       expect(key.id).toMatch(/^[0-9a-f]{12}$/);
-      for (const text of [JSON.stringify([...config.endpoints.values()]), String(key), `${key}`, require('node:util').inspect(config, { depth: 10 })]) {
+      for (const text of [JSON.stringify([...config.endpoints.values()]), String(key), `${key}`, inspect(config, { depth: 10 })]) {
         expect(text).not.toContain(KEY);
       }
     });

@@ -56,23 +56,6 @@ function bool(name: string, env: Env, fallback: boolean): boolean {
   throw new ConfigError(`${name}: expected true or false`);
 }
 
-const HTTP = ['http:', 'https:'];
-
-function url(name: string, env: Env, protocols: string[]): string | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return undefined;
-  let parsed: URL;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    throw new ConfigError(`${name}: not a valid URL`);
-  }
-  if (!protocols.includes(parsed.protocol)) {
-    throw new ConfigError(`${name}: expected a ${protocols.map((p) => p.slice(0, -1)).join(' or ')} URL`);
-  }
-  return raw.replace(/\/+$/, '');
-}
-
 /** Only what a migration run needs, so it does not depend on the endpoints file or tokens. */
 export function loadDatabaseConfig(env: Env): { databaseUrl: string | undefined; dataDir: string } {
   if (env.NODE_ENV === 'production' && !env.DATABASE_URL) throw new ConfigError('DATABASE_URL: required when NODE_ENV=production');

@@ -46,6 +46,7 @@ export class Tracing implements OnApplicationShutdown {
     this.enabled = Boolean(testExporter) || config.tracing.enabled;
     if (!this.enabled) return;
     // Loaded only when on: the SDK and its exporter cost about 300 ms of start-up and their memory.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a synchronous load in a constructor, on demand
     const { startTracerSdk } = require('./tracer-sdk') as typeof import('./tracer-sdk');
     this.sdk = startTracerSdk(config.tracing, testExporter);
     this.tracer = this.sdk.tracer;

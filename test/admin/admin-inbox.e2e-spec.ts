@@ -215,9 +215,8 @@ describe('admin inbox API (scenarios 25-27)', () => {
 });
 
 describe('admin JSON bodies', () => {
-  let db: TestDatabase;
   let t: TestApp;
-  useTestApp({}, (started) => ({ db, t } = started));
+  useTestApp({}, (started) => ({ t } = started));
 
   it('answers malformed JSON with 400 invalid_json', async () => {
     const res = await request(t.url).post('/admin/inbox/1/replay').set(op).set('Content-Type', 'application/json').send('{"reason":');

@@ -82,9 +82,8 @@ describe('/metrics and /health', () => {
 });
 
 describe('/metrics with METRICS_TOKEN', () => {
-  let db: TestDatabase;
   let t: TestApp;
-  useTestApp({ env: { METRICS_TOKEN: 'metrics-token-abcdef-0123456789' } }, (started) => ({ db, t } = started));
+  useTestApp({ env: { METRICS_TOKEN: 'metrics-token-abcdef-0123456789' } }, (started) => ({ t } = started));
 
   it('needs the token', async () => {
     expect((await request(t.url).get('/metrics')).status).toBe(401);
