@@ -7,6 +7,9 @@ const MIGRATION_FILE = /^(\d{13})-[a-z0-9-]+\.(ts|js)$/;
 
 type MigrationClass = new () => MigrationInterface;
 
+/** This folder's own helpers, which are not migrations. */
+const HELPERS = new Set(['index', 'concurrent-index']);
+
 /**
  * Every migration, oldest first: the files of this folder and of each module's own
  * `src/<module>/migrations/` folder, found by their names. A module that owns a table
@@ -14,9 +17,17 @@ type MigrationClass = new () => MigrationInterface;
  * under ts-jest and ts-node (`.ts`) and from the build (`.js`).
  */
 export const MIGRATIONS: MigrationClass[] = [__dirname, ...moduleFolders(join(__dirname, '..', 'src'))]
-  .flatMap((folder) => readdirSync(folder).filter((file) => MIGRATION_FILE.test(file)).map((file) => ({ folder, file })))
+  .flatMap((folder) => migrationFiles(folder).map((file) => ({ folder, file })))
   .sort((a, b) => a.file.localeCompare(b.file))
   .map(({ folder, file }) => migrationIn(join(folder, file)));
+
+/** The migration files of `folder`; any other code file there is a mistake (a name that would never run), refused. */
+function migrationFiles(folder: string): string[] {
+  const code = readdirSync(folder).filter((file) => /\.(ts|js)$/.test(file) && !file.endsWith('.d.ts'));
+  const stray = code.filter((file) => !MIGRATION_FILE.test(file) && !HELPERS.has(file.replace(/\.(ts|js)$/, '')));
+  if (stray.length > 0) throw new Error(`${folder}: ${stray.join(', ')}: a migration file is named <13-digit timestamp>-<lower-case-name>.ts`);
+  return code.filter((file) => MIGRATION_FILE.test(file));
+}
 
 function moduleFolders(src: string): string[] {
   if (!existsSync(src)) return [];
