@@ -5,6 +5,7 @@ import { AcceptToDoneMetrics, WorkerMetrics } from './worker.metrics';
 import { InboxEventProcessor } from './inbox-event.processor';
 import { InboxRepository, InsertClaim } from './inbox.repository';
 import { InboxEvent } from './inbox.types';
+import type { WorkerIntake } from './worker-intake.port';
 
 /** Events claimed by runOnce(); small enough that they all finish well inside a lease. */
 export const CLAIM_BATCH = 512;
@@ -41,7 +42,7 @@ const MIN_SPLIT = 16;
  * expires and any worker takes them over, as after a crash mid-batch.
  */
 @Injectable()
-export class InboxWorker {
+export class InboxWorker implements WorkerIntake {
   private readonly logger = new Logger(InboxWorker.name);
   private readonly concurrency: number;
   /** Claimed batches no lane has started yet. */

@@ -15,6 +15,7 @@ import { AttemptFailures } from './attempt-failures';
 import { ConfirmStep } from './confirm-step';
 import { InboxTraces } from './inbox.traces';
 import { InboxWorker } from './inbox-worker';
+import { WORKER_INTAKE } from './worker-intake.port';
 import { InboxWorkerScheduler } from './inbox-worker.scheduler';
 import { WorkerFaults } from './worker-faults';
 import { AcceptToDoneMetrics, WorkerMetrics } from './worker.metrics';
@@ -37,6 +38,7 @@ import { ProviderApiModule } from '../provider-api/provider-api.module';
     AttemptFailures,
     InboxTraces,
     InboxWorker,
+    { provide: WORKER_INTAKE, useExisting: InboxWorker },
     InboxWorkerScheduler,
     WorkerFaults,
     WorkerMetrics,

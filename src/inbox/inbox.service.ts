@@ -9,7 +9,7 @@ import { BusyError, ServiceUnavailableError } from '../common/errors';
 import { HandlerRegistry } from './handler.registry';
 import { identity, InboxRepository } from './inbox.repository';
 import { AcceptRequest, AcceptResult, INBOX_CHANNEL, InboxEvent } from './inbox.types';
-import { InboxWorker } from './inbox-worker';
+import { WORKER_INTAKE, WorkerIntake } from './worker-intake.port';
 
 /**
  * The inbox as ingestion and reconciliation see it: acceptance, and what it already
@@ -25,7 +25,7 @@ export class InboxService {
     private readonly handlers: HandlerRegistry,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly tracing: Tracing,
-    private readonly worker: InboxWorker,
+    @Inject(WORKER_INTAKE) private readonly worker: WorkerIntake,
   ) {
     this.acceptGroup = new GroupCommit<AcceptRequest, AcceptResult | Error>({
       ...config.ingestBatch,

@@ -12,6 +12,7 @@ import { DestinationRegistry } from './destinations/destination.registry';
 import { OutboxOutcome, OutboxRepository } from './outbox.repository';
 import { OutboxTraces, RoundTrace } from './outbox.traces';
 import { retryDelayMs } from './retry-policy';
+import type { HandOver, RelayIntake } from './relay-intake.port';
 
 /** Rows claimed per destination per round: small enough that a round finishes well within a lease. */
 export const RELAY_BATCH_SIZE = 64;
@@ -19,13 +20,6 @@ export const RELAY_BATCH_SIZE = 64;
 /** Handed-over rounds in flight at most; past it, entries are written pending for the claim. */
 const MAX_HANDED_ROUNDS = 4;
 
-/** A lease the writer commits entries under, already claimed for this relay (OutboxRelay.handOver). */
-export interface HandOver {
-  lease: string;
-  until: Date;
-  /** Only entries for these destinations; the others are written pending. */
-  destinations: string[];
-}
 
 /** Test-only seam: crash tests kill the process between delivering and recording. */
 export const RELAY_FAULT_HOOK = Symbol('RELAY_FAULT_HOOK');
@@ -117,7 +111,7 @@ class RoundWatch implements RoundTally {
  * relay's claim takes them over, their outcome unknown, as after a crash mid-round.
  */
 @Injectable()
-export class OutboxRelay {
+export class OutboxRelay implements RelayIntake {
   private readonly logger = new Logger(OutboxRelay.name);
   /** Unique per relay instance, even for two apps in one process. */
   readonly relayId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;

@@ -1,10 +1,10 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { Span } from '@opentelemetry/api';
 import { UnitOfWork } from '../database/unit-of-work';
 import { PgNotifications } from '../database/pg-notifications';
 import { Tracing } from '../tracing/tracing';
 import { OutboxEntry } from './destinations/destination';
-import { HandOver, OutboxRelay } from './outbox-relay';
+import { HandOver, RELAY_INTAKE, RelayIntake } from './relay-intake.port';
 import { INSERT_OUTBOX } from './outbox.queries';
 import { OutboxRepository } from './outbox.repository';
 import { OUTBOX_CHANNEL } from './outbox.types';
@@ -48,7 +48,7 @@ export class OutboxWriter {
   constructor(
     private readonly notifications: PgNotifications,
     private readonly tracing: Tracing,
-    private readonly relay: OutboxRelay,
+    @Inject(RELAY_INTAKE) private readonly relay: RelayIntake,
     private readonly repository: OutboxRepository,
   ) {}
 

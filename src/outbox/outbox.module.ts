@@ -12,6 +12,7 @@ import { OutboxRelayScheduler } from './outbox-relay.scheduler';
 import { OutboxRepository } from './outbox.repository';
 import { OutboxService } from './outbox.service';
 import { OutboxTraces } from './outbox.traces';
+import { RELAY_INTAKE } from './relay-intake.port';
 import { OutboxWriter } from './outbox-writer';
 import { RelayMetrics } from './relay.metrics';
 
@@ -28,6 +29,7 @@ import { RelayMetrics } from './relay.metrics';
     ErpDestination,
     EmailDestination,
     OutboxRelay,
+    { provide: RELAY_INTAKE, useExisting: OutboxRelay },
     OutboxTraces,
     OutboxRelayScheduler,
     RelayMetrics,
