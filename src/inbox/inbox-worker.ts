@@ -45,29 +45,8 @@ const MIN_SPLIT = 16;
 export class InboxWorker implements WorkerIntake {
   private readonly logger = new Logger(InboxWorker.name);
   private readonly concurrency: number;
-  /** Claimed batches no lane has started yet. */
-  private readonly queue: InboxEvent[][] = [];
-  /** Events handed over by this instance's ingestion, waiting for the coalescing gap. */
-  private handed: InboxEvent[] = [];
-  /** Started by the scheduler: takes this instance's accepted events (insertClaim). */
-  private started = false;
-  /** The lease of the inserts until the next gap: the events handed over in one gap share it, and one transaction. */
-  private handLease?: string;
-  private busyLanes = 0;
-  private claiming = false;
-  /** A wake-up since the last claim started, or the last claim came back full. */
-  private due = false;
-  /** The last claim came back full: the next one starts without waiting. */
-  private backlog = false;
-  private lastClaimAt = -Infinity;
-  /** Set while a wake-up waits for the coalescing gap to end. */
-  private gapTimer?: NodeJS.Timeout;
-  private stopped = false;
-  private claimed = 0;
-  private idle: (() => void)[] = [];
-  private leases = 0;
-  /** How long a batch takes, smoothed (unknown before the first): queued batches age inside their lease while they wait. */
-  private batchMs: number | undefined;
+  /** The loop's state, all of it: what is queued, running, handed over, and when the next claim may start. */
+  private readonly loop = new WorkerLoop();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -87,7 +66,7 @@ export class InboxWorker implements WorkerIntake {
 
   /** Scheduled: from now on, events this instance accepts may be committed already claimed for it. */
   start(): void {
-    this.started = true;
+    this.loop.started = true;
   }
 
   /**
@@ -97,39 +76,39 @@ export class InboxWorker implements WorkerIntake {
    */
   insertClaim(): InsertClaim | undefined {
     // Only what a free lane will start within the gap: a handed-over event's lease runs from its insert.
-    const free = this.busyLanes < this.concurrency && this.queue.length === 0;
-    if (!this.started || this.stopped || !this.quickBatches() || !free || this.handed.length >= TRANSACTION_BATCH) return undefined;
-    this.handLease ??= this.nextLease();
-    return { lease: this.handLease, until: new Date(this.clock.now().getTime() + this.config.worker.leaseMs) };
+    const free = this.loop.busyLanes < this.concurrency && this.loop.queue.length === 0;
+    if (!this.loop.started || this.loop.stopped || !this.quickBatches() || !free || this.loop.handed.length >= TRANSACTION_BATCH) return undefined;
+    this.loop.handLease ??= this.nextLease();
+    return { lease: this.loop.handLease, until: new Date(this.clock.now().getTime() + this.config.worker.leaseMs) };
   }
 
   /** Events committed under an insertClaim lease: processed as claimed ones, after the coalescing gap. */
   handOver(events: InboxEvent[]): void {
     if (events.length === 0) return;
-    this.claimed += events.length;
-    this.handed.push(...events);
+    this.loop.claimed += events.length;
+    this.loop.handed.push(...events);
     this.pump();
   }
 
   /** Something may be due: claim it as soon as a lane can take it. */
   wake(): void {
-    this.due = true;
+    this.loop.due = true;
     this.pump();
   }
 
   /** Wakes the worker and resolves, with the number of events claimed meanwhile, once nothing is due or running. */
   async drain(): Promise<number> {
-    const before = this.claimed;
+    const before = this.loop.claimed;
     this.wake();
     await this.whenIdle();
-    return this.claimed - before;
+    return this.loop.claimed - before;
   }
 
   /** No new claim starts; resolves once the claimed events are processed (or rolled back). */
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.gapTimer);
-    this.gapTimer = undefined;
+    this.loop.stopped = true;
+    clearTimeout(this.loop.gapTimer);
+    this.loop.gapTimer = undefined;
     await this.whenIdle();
   }
 
@@ -149,64 +128,64 @@ export class InboxWorker implements WorkerIntake {
     // Claim ahead while the queue holds less than a batch for every lane; until a batch has shown
     // it is quick against the lease, only for the lanes that are free, so no claimed batch waits
     // out its lease in the queue.
-    const freeLanes = this.concurrency - this.busyLanes - this.queue.length;
-    const batches = !this.quickBatches() ? freeLanes : this.queue.length < this.concurrency ? this.concurrency : 0;
-    const claim = this.due && !this.claiming && !this.stopped && batches > 0;
-    if ((claim || this.handed.length > 0) && !this.gapTimer) {
+    const freeLanes = this.concurrency - this.loop.busyLanes - this.loop.queue.length;
+    const batches = !this.quickBatches() ? freeLanes : this.loop.queue.length < this.concurrency ? this.concurrency : 0;
+    const claim = this.loop.due && !this.loop.claiming && !this.loop.stopped && batches > 0;
+    if ((claim || this.loop.handed.length > 0) && !this.loop.gapTimer) {
       // Handed-over events wait for the gap too (they hold their lease already); a stopping worker runs them at once.
-      const wait = this.backlog || this.stopped ? 0 : this.lastClaimAt + this.config.worker.coalesceMs - performance.now();
+      const wait = this.loop.backlog || this.loop.stopped ? 0 : this.loop.lastClaimAt + this.config.worker.coalesceMs - performance.now();
       if (wait > 0) {
-        this.gapTimer = setTimeout(() => {
-          this.gapTimer = undefined;
+        this.loop.gapTimer = setTimeout(() => {
+          this.loop.gapTimer = undefined;
           this.pump();
         }, wait);
         return;
       }
-      this.lastClaimAt = performance.now();
-      if (this.handed.length > 0) {
-        this.handLease = undefined;
+      this.loop.lastClaimAt = performance.now();
+      if (this.loop.handed.length > 0) {
+        this.loop.handLease = undefined;
         // A batch is completed under one lease: an insert that took its lease before this gap and
         // committed after it hands over events of the lease before.
         const byLease = new Map<string, InboxEvent[]>();
-        for (const event of this.handed.splice(0)) {
+        for (const event of this.loop.handed.splice(0)) {
           const group = byLease.get(event.lease);
           if (group) group.push(event);
           else byLease.set(event.lease, [event]);
         }
-        for (const events of byLease.values()) this.queue.push(...this.split(events));
+        for (const events of byLease.values()) this.loop.queue.push(...this.split(events));
         this.startLanes();
       }
       if (claim) {
-        this.due = false;
-        this.claiming = true;
+        this.loop.due = false;
+        this.loop.claiming = true;
         void this.claimAhead(batches).finally(() => {
-          this.claiming = false;
+          this.loop.claiming = false;
           this.pump();
         });
       }
     }
-    if (this.busyLanes === 0 && !this.claiming && this.queue.length === 0 && this.handed.length === 0 && (!this.due || this.stopped)) {
-      for (const resolve of this.idle.splice(0)) resolve();
+    if (this.loop.busyLanes === 0 && !this.loop.claiming && this.loop.queue.length === 0 && this.loop.handed.length === 0 && (!this.loop.due || this.loop.stopped)) {
+      for (const resolve of this.loop.idle.splice(0)) resolve();
     }
   }
 
   /** A batch has shown it takes well under a lease (an eighth), so claimed events may wait for a lane. */
   private quickBatches(): boolean {
-    return this.batchMs !== undefined && this.batchMs <= this.config.worker.leaseMs / 8;
+    return this.loop.batchMs !== undefined && this.loop.batchMs <= this.config.worker.leaseMs / 8;
   }
 
   private startLanes(): void {
-    while (this.busyLanes < this.concurrency && this.queue.length > 0) this.run(this.queue.shift()!);
+    while (this.loop.busyLanes < this.concurrency && this.loop.queue.length > 0) this.run(this.loop.queue.shift()!);
   }
 
   private async claimAhead(batches: number): Promise<void> {
     const size = batches * TRANSACTION_BATCH;
     try {
       const events = await this.claim(size);
-      this.claimed += events.length;
-      this.backlog = events.length === size;
-      if (this.backlog) this.due = true;
-      this.queue.push(...this.split(events, batches));
+      this.loop.claimed += events.length;
+      this.loop.backlog = events.length === size;
+      if (this.loop.backlog) this.loop.due = true;
+      this.loop.queue.push(...this.split(events, batches));
     } catch (error) {
       // Typically the database is unreachable; the next poll wakes the worker again.
       this.logger.error({ err: (error as Error).message }, 'claim failed');
@@ -214,28 +193,28 @@ export class InboxWorker implements WorkerIntake {
   }
 
   private run(batch: InboxEvent[]): void {
-    this.busyLanes++;
+    this.loop.busyLanes++;
     const started = Date.now();
     this.processBatch(batch)
       .catch((error: Error) => this.logger.error({ events: batch.length, err: error.message }, 'batch failed; its leases expire and it is retried'))
       .finally(() => {
         const took = Date.now() - started;
-        this.batchMs = this.batchMs === undefined ? took : 0.8 * this.batchMs + 0.2 * took;
-        this.busyLanes--;
+        this.loop.batchMs = this.loop.batchMs === undefined ? took : 0.8 * this.loop.batchMs + 0.2 * took;
+        this.loop.busyLanes--;
         this.pump();
       });
   }
 
   private whenIdle(): Promise<void> {
     return new Promise((resolve) => {
-      this.idle.push(resolve);
+      this.loop.idle.push(resolve);
       this.pump();
     });
   }
 
   /** A token per claim, not per instance: two lanes of one instance must not pass each other's fence. */
   private nextLease(): string {
-    return `${this.workerId}:${++this.leases}`;
+    return `${this.workerId}:${++this.loop.leases}`;
   }
 
   private claim(limit: number): Promise<InboxEvent[]> {
@@ -264,4 +243,31 @@ export class InboxWorker implements WorkerIntake {
       if (outcome === 'done') this.latency.observe((now - events[i].receivedAt.getTime()) / 1000);
     });
   }
+}
+
+/** The worker loop's mutable state, in one place (the worker itself holds only its collaborators). */
+class WorkerLoop {
+  /** Claimed batches no lane has started yet. */
+  readonly queue: InboxEvent[][] = [];
+  /** Events handed over by this instance's ingestion, waiting for the coalescing gap. */
+  handed: InboxEvent[] = [];
+  /** Started by the scheduler: takes this instance's accepted events (insertClaim). */
+  started = false;
+  /** The lease of the inserts until the next gap: the events handed over in one gap share it, and one transaction. */
+  handLease?: string;
+  busyLanes = 0;
+  claiming = false;
+  /** A wake-up since the last claim started, or the last claim came back full. */
+  due = false;
+  /** The last claim came back full: the next one starts without waiting. */
+  backlog = false;
+  lastClaimAt = -Infinity;
+  /** Set while a wake-up waits for the coalescing gap to end. */
+  gapTimer?: NodeJS.Timeout;
+  stopped = false;
+  claimed = 0;
+  idle: (() => void)[] = [];
+  leases = 0;
+  /** How long a batch takes, smoothed (unknown before the first): queued batches age inside their lease while they wait. */
+  batchMs: number | undefined;
 }
