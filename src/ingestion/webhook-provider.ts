@@ -110,6 +110,20 @@ export function utf8Text(body: Buffer): string | undefined {
 }
 
 /** Parses the verified body as a JSON object. */
+/**
+ * The id and type of a sender that puts them in headers (GitHub, Shopify), for a body that
+ * must be a JSON object: 400 `missing_event_id` without the id (the first of `idHeaders`
+ * present), `invalid_event_id` / `invalid_event_type` for a bad one, and the body's own 400s.
+ */
+export function headerIdentity(request: WebhookRequest, idHeaders: readonly string[], typeHeader: string): { eventId: string; eventType: string } {
+  const id = idHeaders.map((name) => header(request.headers, name)).find((value) => value !== undefined);
+  if (id === undefined) throw new BadRequestError('missing_event_id', `${idHeaders[0]} header is missing`);
+  const eventId = requireIdentifier(id, 'invalid_event_id');
+  const eventType = requireIdentifier(header(request.headers, typeHeader), 'invalid_event_type');
+  parseJsonObject(request.rawBody);
+  return { eventId, eventType };
+}
+
 export function parseJsonObject(rawBody: Buffer): Record<string, unknown> {
   let value: unknown;
   try {

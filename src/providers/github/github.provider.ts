@@ -1,16 +1,8 @@
 import { EndpointConfig } from '../../config/app-config';
-import { BadRequestError, UnauthorizedError } from '../../common/errors';
+import { UnauthorizedError } from '../../common/errors';
 import { hmacSha256, signingSecret } from '../hmac-signature';
 import { SecretForm } from '../../ingestion/secret-form';
-import {
-  header,
-  parseJsonObject,
-  requireIdentifier,
-  VerifiedEvent,
-  WebhookProvider,
-  WebhookProviderFor,
-  WebhookRequest,
-} from '../../ingestion/webhook-provider';
+import { header, headerIdentity, VerifiedEvent, WebhookProvider, WebhookProviderFor, WebhookRequest } from '../../ingestion/webhook-provider';
 
 /**
  * GitHub: `X-Hub-Signature-256: sha256=<hex>` over the body; the delivery id is
@@ -34,11 +26,7 @@ export class GithubProvider implements WebhookProvider {
     if (!match) throw new UnauthorizedError('unsupported_signature_version', 'expected sha256=<hex>');
     const secret = signingSecret(endpoint, now, [Buffer.from(match[1], 'hex')], (s) => hmacSha256(s.value, request.rawBody));
 
-    const delivery = header(request.headers, 'x-github-delivery');
-    if (delivery === undefined) throw new BadRequestError('missing_event_id', 'X-GitHub-Delivery header is missing');
-    const eventId = requireIdentifier(delivery, 'invalid_event_id');
-    const eventType = requireIdentifier(header(request.headers, 'x-github-event'), 'invalid_event_type');
-    parseJsonObject(request.rawBody);
+    const { eventId, eventType } = headerIdentity(request, ['x-github-delivery'], 'x-github-event');
     const hookId = header(request.headers, 'x-github-hook-id');
     return {
       eventId,

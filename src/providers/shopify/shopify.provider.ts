@@ -1,16 +1,8 @@
 import { EndpointConfig } from '../../config/app-config';
-import { BadRequestError, UnauthorizedError } from '../../common/errors';
+import { UnauthorizedError } from '../../common/errors';
 import { hmacSha256, signingSecret } from '../hmac-signature';
 import { SecretForm } from '../../ingestion/secret-form';
-import {
-  header,
-  parseJsonObject,
-  requireIdentifier,
-  VerifiedEvent,
-  WebhookProvider,
-  WebhookProviderFor,
-  WebhookRequest,
-} from '../../ingestion/webhook-provider';
+import { header, headerIdentity, VerifiedEvent, WebhookProvider, WebhookProviderFor, WebhookRequest } from '../../ingestion/webhook-provider';
 
 /**
  * Shopify: `X-Shopify-Hmac-Sha256` is the base64 HMAC-SHA256 of the body with
@@ -35,11 +27,7 @@ export class ShopifyProvider implements WebhookProvider {
     }
     const secret = signingSecret(endpoint, now, [Buffer.from(signature.trim(), 'base64')], (s) => hmacSha256(s.value, request.rawBody));
 
-    const id = header(request.headers, 'x-shopify-event-id') ?? header(request.headers, 'x-shopify-webhook-id');
-    if (id === undefined) throw new BadRequestError('missing_event_id', 'X-Shopify-Event-Id header is missing');
-    const eventId = requireIdentifier(id, 'invalid_event_id');
-    const eventType = requireIdentifier(header(request.headers, 'x-shopify-topic'), 'invalid_event_type');
-    parseJsonObject(request.rawBody);
+    const { eventId, eventType } = headerIdentity(request, ['x-shopify-event-id', 'x-shopify-webhook-id'], 'x-shopify-topic');
     return {
       eventId,
       eventType,
