@@ -216,7 +216,8 @@ async function ingestion(server: BenchServer, label: string, env: Record<string,
   try {
     const count = SIZES.ingest;
     const requests = Array.from({ length: count }, (_, i) => {
-      const id = `evt_bench_${i}`;
+      // Random, as a provider's ids are: each insert checks its uniqueness in its own leaf of the identity index.
+      const id = `evt_${randomBytes(12).toString('hex')}`;
       return { id, ...signRequest('stripe', BENCH_STRIPE_SECRET, payload(id, `o${i}`)) };
     });
     const wire = serialize(requests.map((r) => ({ path: '/webhooks/stripe-acme', headers: r.headers, body: r.body })));
@@ -634,7 +635,8 @@ async function sendAtRate(pool: Pool, sink: Sink, rate: number, first: number, c
     const wait = due - performance.now();
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
     const i = first + n;
-    const signed = signRequest('stripe', BENCH_STRIPE_SECRET, payload(`evt_e2e_${i}`, `o${i}`));
+    // A random prefix (a provider's ids are random), the sequence number last for the hops' warm-up filter.
+    const signed = signRequest('stripe', BENCH_STRIPE_SECRET, payload(`evt_${randomBytes(8).toString('hex')}_e2e_${i}`, `o${i}`));
     const sent = performance.now();
     sentAt.set(`erp:order-paid:acme:o${i}`, sent);
     inflight.push(

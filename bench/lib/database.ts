@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { onlyPostgresServer } from './service';
 import { Client } from 'pg';
 import { createDataSource, runMigrations } from '../../src/database/data-source';
 import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
@@ -15,8 +17,9 @@ export interface BenchServer {
 export async function startServer(options: { statements?: boolean; keptDir?: string; settings?: Record<string, string> } = {}): Promise<BenchServer> {
   if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, embedded: false, stop: async () => undefined };
   // `keptDir`: a server kept between runs (the aged history lives there); otherwise a throw-away one.
+  const dir = join(__dirname, '..', '..', '.data', options.keptDir ?? `bench-postgres-${randomBytes(3).toString('hex')}`);
   const db = await startEmbeddedPostgres({
-    dir: join(__dirname, '..', '..', '.data', options.keptDir ?? `bench-postgres-${randomBytes(3).toString('hex')}`),
+    dir,
     database: 'postgres',
     persistent: options.keptDir !== undefined,
     settings: {
@@ -24,6 +27,7 @@ export async function startServer(options: { statements?: boolean; keptDir?: str
       ...options.settings,
     },
   });
+  onlyPostgresServer(Number(readFileSync(join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]));
   return { url: db.url, embedded: true, stop: db.stop };
 }
 

@@ -13,6 +13,8 @@ export interface StorageCost {
   diskReads: number;
   /** PostgreSQL's execution time of the accept INSERT per row inserted, when the stage ran it. */
   acceptUsPerRow?: number;
+  /** The relations whose pages made most of the full-page images, with their share per unit. */
+  fpiBy: string;
 }
 
 /** Reads completed by the machine's block devices (whole disks, not partitions), from /proc/diskstats. */
@@ -72,7 +74,17 @@ export class StorageProbe {
            FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = $1)`,
         [database],
       );
+      const { rows: byFile } = await c.query(
+        `SELECT relfilenode::int AS file, count(*)::float8 AS fpi FROM pg_get_wal_block_info($1::pg_lsn, pg_current_wal_lsn(), false)
+          WHERE block_fpi_length > 0 AND reldatabase = (SELECT oid FROM pg_database WHERE datname = $2)
+          GROUP BY 1 ORDER BY 2 DESC LIMIT 4`,
+        [this.lsn, database],
+      );
+      const names = await withClient(this.databaseUrl, async (d) =>
+        new Map((await d.query('SELECT relfilenode::int AS file, relname FROM pg_class WHERE relfilenode = ANY($1)', [byFile.map((r) => r.file)])).rows.map((r) => [r.file, r.relname])),
+      );
       return {
+        fpiBy: byFile.map((r) => `${names.get(r.file) ?? r.file} ${round(r.fpi / units, 3)}`).join(', '),
         walBytes: round(wal.bytes / units, 0),
         fpi: round(wal.fpi / units, 3),
         blksRead: round(st.read / units, 3),
@@ -85,7 +97,7 @@ export class StorageProbe {
 
 export function describeCost(cost: StorageCost, unit: string): string {
   return (
-    `per ${unit}: WAL ${cost.walBytes} B, ${cost.fpi} full-page images, ${cost.blksRead} buffer misses, ${cost.diskReads} disk reads` +
+    `per ${unit}: WAL ${cost.walBytes} B, ${cost.fpi} full-page images${cost.fpiBy ? ` (${cost.fpiBy})` : ''}, ${cost.blksRead} buffer misses, ${cost.diskReads} disk reads` +
     (cost.acceptUsPerRow === undefined ? '' : `; accept INSERT ${cost.acceptUsPerRow} us per row`)
   );
 }

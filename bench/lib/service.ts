@@ -63,12 +63,27 @@ export function postgresCpuByRole(): Map<string, number> {
   return byRole;
 }
 
-/** Calls `fn` with the pid of every live `postgres` process; one that exits while it is read is skipped. */
+let serverPid: number | undefined;
+
+/**
+ * Counts only the bench's own server from now on: its postmaster and the postmaster's children. On a
+ * machine shared with other engineers, every `postgres` process includes their test servers' work.
+ */
+export function onlyPostgresServer(postmasterPid: number): void {
+  serverPid = postmasterPid;
+}
+
+function isBenchServer(pid: string): boolean {
+  if (serverPid === undefined || Number(pid) === serverPid) return true;
+  return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === serverPid;
+}
+
+/** Calls `fn` with the pid of every live `postgres` process (of the bench's server, once known); one that exits while it is read is skipped. */
 function forEachPostgres(fn: (pid: number) => void): void {
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') fn(Number(pid));
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres' && isBenchServer(pid)) fn(Number(pid));
     } catch {
       // Exited while we looked.
     }
