@@ -9,7 +9,7 @@ export interface StorageCost {
   fpi: number;
   /** Pages the stage's statements did not find in shared_buffers (read from the OS: its page cache or the disk). */
   blksRead: number;
-  /** Reads sent to the disks: the squeezed server's own (its blkio cgroup), else the machine's (/proc/diskstats, every process). */
+  /** Pages read from storage: the squeezed server's own (/proc/<pid>/io of its processes), else reads of the machine's disks (/proc/diskstats, every process). */
   diskReads: number;
   /** PostgreSQL's execution time of the accept INSERT per row inserted, when the stage ran it. */
   acceptUsPerRow?: number;

@@ -3,7 +3,6 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileS
 import { join } from 'node:path';
 
 const MEMORY = '/sys/fs/cgroup/memory';
-const BLKIO = '/sys/fs/cgroup/blkio';
 const GROUP = 'wi-bench-squeeze';
 
 /**
@@ -12,7 +11,6 @@ const GROUP = 'wi-bench-squeeze';
  * as it is on a host whose memory is smaller than its hot indexes. Before each stage the data
  * files are evicted from the page cache (`dd iflag=nocache count=0`, posix_fadvise DONTNEED on
  * clean pages after a CHECKPOINT): only this server's files, never the machine's whole cache.
- * The same cgroup in the blkio hierarchy counts the reads its processes sent to the disk.
  */
 export class Squeeze {
   private constructor(
@@ -21,8 +19,8 @@ export class Squeeze {
   ) {}
 
   static enter(dataDir: string, limitBytes: number): Squeeze {
-    if (!existsSync(MEMORY) || !existsSync(BLKIO)) throw new Error('--squeeze needs the cgroup v1 memory and blkio hierarchies (/sys/fs/cgroup/memory, /sys/fs/cgroup/blkio)');
-    for (const root of [MEMORY, BLKIO]) mkdirSync(join(root, GROUP), { recursive: true });
+    if (!existsSync(MEMORY)) throw new Error('--squeeze needs the cgroup v1 memory hierarchy (/sys/fs/cgroup/memory), as root');
+    mkdirSync(join(MEMORY, GROUP), { recursive: true });
     writeFileSync(join(MEMORY, GROUP, 'memory.limit_in_bytes'), String(limitBytes));
     const squeeze = new Squeeze(dataDir, limitBytes);
     // The postmaster and its children now; backends forked later inherit the group.
@@ -47,12 +45,10 @@ export class Squeeze {
   }
 
   private move(pid: number, group: string): void {
-    for (const root of [MEMORY, BLKIO]) {
-      try {
-        writeFileSync(join(root, group, 'cgroup.procs'), String(pid));
-      } catch {
-        // Exited meanwhile.
-      }
+    try {
+      writeFileSync(join(MEMORY, group, 'cgroup.procs'), String(pid));
+    } catch {
+      // Exited meanwhile.
     }
   }
 
@@ -61,18 +57,30 @@ export class Squeeze {
     const base = join(this.dataDir, 'base');
     for (const db of readdirSync(base)) {
       for (const file of readdirSync(join(base, db))) {
-        execFileSync('dd', [`if=${join(base, db, file)}`, 'iflag=nocache', 'count=0', 'status=none']);
+        try {
+          execFileSync('dd', [`if=${join(base, db, file)}`, 'iflag=nocache', 'count=0', 'status=none'], { stdio: 'ignore' });
+        } catch {
+          // Removed since the listing (a dropped database, a temporary file): nothing to evict.
+        }
       }
     }
   }
 
-  /** Reads the group's processes sent to block devices so far (blkio.throttle.io_serviced). */
+  /**
+   * 8 KB pages the server's live processes read from storage so far (read_bytes of /proc/<pid>/io: what
+   * the page cache did not have). The blkio cgroup's counters stay at 0 on these VMs. PostgreSQL 18's io
+   * workers, which do most reads, live as long as the server; a backend that exits takes its count along.
+   */
   diskReads(): number {
-    const text = readFileSync(join(BLKIO, GROUP, 'blkio.throttle.io_serviced'), 'utf8');
-    return text
-      .split('\n')
-      .filter((l) => / Read /.test(l))
-      .reduce((sum, l) => sum + Number(l.trim().split(' ')[2]), 0);
+    let bytes = 0;
+    for (const pid of readFileSync(join(MEMORY, GROUP, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
+      try {
+        bytes += Number(/read_bytes: (\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? 0);
+      } catch {
+        // Exited meanwhile.
+      }
+    }
+    return bytes / 8192;
   }
 
   /** Page cache the group holds now, in bytes. */
@@ -81,19 +89,11 @@ export class Squeeze {
   }
 
   leave(): void {
-    for (const root of [MEMORY, BLKIO]) {
-      for (const pid of readFileSync(join(root, GROUP, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
-        try {
-          writeFileSync(join(root, 'cgroup.procs'), pid);
-        } catch {
-          // Exited meanwhile.
-        }
-      }
-      try {
-        rmdirSync(join(root, GROUP));
-      } catch {
-        // A process still moving out; the empty group is harmless and reused next time.
-      }
+    for (const pid of readFileSync(join(MEMORY, GROUP, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) this.move(Number(pid), '.');
+    try {
+      rmdirSync(join(MEMORY, GROUP));
+    } catch {
+      // A process still moving out; the empty group is harmless and reused next time.
     }
   }
 }
