@@ -6,7 +6,9 @@
  * ingestion and relay to pgbench -M prepared inserting into a copy of the inbox
  * table, the worker drain and graphile-worker to the drain's own statements run
  * with no service in between (bench/lib/drain-bound.ts); with --floor, end to end beside
- * the same statements and exchanges run from a bare process (bench/lib/e2e-floor.ts).
+ * the same statements and exchanges run from a bare process (bench/lib/e2e-floor.ts). With --aged,
+ * the stages against a month of history beside an empty database (bench/lib/aged.ts, --squeeze,
+ * --aged-retention; docs/performance.md "At month scale").
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
