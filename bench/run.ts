@@ -6,7 +6,9 @@
  * ingestion and relay to pgbench -M prepared inserting into a copy of the inbox
  * table, the worker drain and graphile-worker to the drain's own statements run
  * with no service in between (bench/lib/drain-bound.ts); with --floor, end to end beside
- * the same statements and exchanges run from a bare process (bench/lib/e2e-floor.ts).
+ * the same statements and exchanges run from a bare process (bench/lib/e2e-floor.ts). With --aged,
+ * the stages against a month of history beside an empty database (bench/lib/aged.ts, --squeeze,
+ * --aged-retention; docs/performance.md "At month scale").
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -15,7 +17,7 @@ import type { JobHelpers } from 'graphile-worker';
 import { Pool as PgPool } from 'pg';
 import { Pool } from 'undici';
 import { signRequest } from '../src/cli/sign-request';
-import { drainOutcome, freshDatabase, seedOrders, seedPaymentBacklog, startServer, waitForCount, waitUntilNone, withClient, BenchServer } from './lib/database';
+import { drainOutcome, freshDatabase, migrate, seedOrders, seedPaymentBacklog, startServer, waitForCount, waitUntilNone, withClient, BenchServer } from './lib/database';
 import { BENCH_STRIPE_SECRET, childrenCpuMs, machineBusyMs, postgresCpuByRole, postgresCpuMs, postgresWrites, startService } from './lib/service';
 import { Sink } from './lib/sink';
 import { FakeCollector } from './lib/collector';
@@ -28,6 +30,13 @@ import { drainBound } from './lib/drain-bound';
 import { KeyRing } from '../src/crypto/key-ring';
 import { InboxPayloads } from '../src/inbox/inbox-payloads';
 import { randomBytes } from 'node:crypto';
+import { payload } from './lib/stripe-payload';
+import { AgedParams, agedHistory, agedParams, ensureAged } from './lib/aged';
+import { describeCost, StorageCost, StorageProbe } from './lib/probe';
+import { Squeeze } from './lib/squeeze';
+import { DELETE_IDENTITIES, PURGE_PAYLOADS } from '../src/inbox/inbox.queries';
+import { PRUNE_DELIVERED } from '../src/outbox/outbox.queries';
+import { RETENTION_BATCH_SIZE, RETENTION_MAX_BATCHES } from '../src/retention/retention.service';
 
 /** One key ring for the encryption stages: the service gets it as PAYLOAD_KEYS, the drain's seeding seals with it. */
 const BENCH_KEY = { id: 'bench', key: randomBytes(32) };
@@ -80,7 +89,12 @@ const tracingBench = process.argv.includes('--tracing');
 let collector: FakeCollector | undefined;
 const OFF: Variant = { label: '', env: {} };
 
+/** --quiet-ab: the production defaults beside the settings the bench used until issue 38 (development mode, LOG_LEVEL=warn). */
+const QUIET: Variant = { label: 'NODE_ENV=development, LOG_LEVEL=warn (the bench before issue 38)', env: { NODE_ENV: 'development', LOG_LEVEL: 'warn' } };
+const PRODUCTION: Variant = { label: 'production defaults (NODE_ENV=production, LOG_LEVEL=info)', env: {} };
+
 function variants(): Variant[] {
+  if (process.argv.includes('--quiet-ab')) return [PRODUCTION, QUIET];
   const before = process.env.BENCH_BEFORE_MAIN;
   // Another build beside this one, alternating in each round: an A/B of a change in one run.
   if (!tracingBench) return before ? [{ label: 'before', env: {}, mainJs: before }, { label: 'after', env: {} }] : [OFF];
@@ -119,35 +133,6 @@ function pushTracingRatios(what: string, values: Map<Variant, number>, unit = 'x
     if (variant.label === 'tracing off') continue;
     rows.push({ stage: `tracing cost: ${what}, ${variant.label} / tracing off`, value: round(value / off, 3), unit });
   }
-}
-
-/** ~1 KB JSON payload, like a Stripe payment_intent event. */
-function payload(id: string, order: string): string {
-  return JSON.stringify({
-    id,
-    object: 'event',
-    api_version: '2026-10-28',
-    created: Math.floor(Date.now() / 1000),
-    livemode: false,
-    type: 'payment_intent.succeeded',
-    data: {
-      object: {
-        id: `pi_${order}`,
-        object: 'payment_intent',
-        amount: 1000,
-        amount_received: 1000,
-        currency: 'eur',
-        customer: 'cus_Q4nZ2oP0aXyz12',
-        description: 'Order from the bench',
-        metadata: { order_id: order },
-        payment_method_types: ['card'],
-        receipt_email: 'customer@example.com',
-        shipping: { address: { city: 'Berlin', country: 'DE', line1: 'Alexanderplatz 1', postal_code: '10178' }, name: 'Ada' },
-        status: 'succeeded',
-        padding: 'x'.repeat(420),
-      },
-    },
-  });
 }
 
 /**
@@ -228,20 +213,23 @@ async function workerBound(server: BenchServer): Promise<number> {
 
 /** Closed loop: `inFlight` requests outstanding until `count` are sent. */
 async function ingestion(server: BenchServer, label: string, env: Record<string, string>, base: number, mainJs?: string): Promise<number> {
-  const db = await freshDatabase(server);
+  const db = await stageDatabase(server);
   const service = await startService(db.url, { ROLES: 'api', ...env }, mainJs);
   try {
     const count = SIZES.ingest;
     const requests = Array.from({ length: count }, (_, i) => {
-      const id = `evt_bench_${i}`;
+      // Random, as a provider's ids are: each insert checks its uniqueness in its own leaf of the identity index.
+      const id = `evt_${randomBytes(12).toString('hex')}`;
       return { id, ...signRequest('stripe', BENCH_STRIPE_SECRET, payload(id, `o${i}`)) };
     });
     const wire = serialize(requests.map((r) => ({ path: '/webhooks/stripe-acme', headers: r.headers, body: r.body })));
     await statements.reset();
+    const probe = await startProbe(server, db.url);
     const cpuBefore = { service: service.cpuMs(), postgres: postgresCpuMs(), generator: process.cpuUsage() };
     const started = performance.now();
     const load = await runLoad(Number(new URL(service.url).port), wire, 64);
     const seconds = (performance.now() - started) / 1000;
+    const cost = await probe?.finish(count);
     const cpuPerRequestUs = ((service.cpuMs() - cpuBefore.service) * 1000) / count;
     const postgresPerRequestUs = ((postgresCpuMs() - cpuBefore.postgres) * 1000) / count;
     const generator = process.cpuUsage(cpuBefore.generator);
@@ -249,18 +237,19 @@ async function ingestion(server: BenchServer, label: string, env: Record<string,
     const acked = load.ok.map((i) => requests[i].id);
     const latencies = load.latencies;
     const stored = await withClient(db.url, async (c) => {
-      const { rows: found } = await c.query('SELECT count(*)::int AS n FROM webhook_inbox WHERE event_id = ANY($1)', [acked]);
+      const { rows: found } = await c.query('SELECT count(*)::int AS n FROM webhook_inbox WHERE source_scope = $2 AND event_id = ANY($1)', [acked, BENCH_SCOPE]);
       return found[0].n as number;
     });
     const rate = acked.length / seconds;
     const { p50, p99 } = summarize(latencies);
+    lastMeasure = { value: rate, p50, p99, cpuUs: cpuPerRequestUs + postgresPerRequestUs, cost };
     rows.push({
       stage: `ingestion: ${label}, 64 in flight`,
       value: round(rate, 0),
       unit: 'accepted/s',
       ratio: round(rate / base, 2),
       statements: await statements.top(db.url, count),
-      notes: `p50 ${p50} ms, p99 ${p99} ms; CPU per request: service ${round(cpuPerRequestUs, 0)} us, PostgreSQL ${round(postgresPerRequestUs, 0)} us, load generator ${round(generatorPerRequestUs, 0)} us; ${acked.length}/${count} acked${[...load.others].map(([status, n]) => `, ${n} x ${status}`).join('')}, ${stored} of them in the inbox${stored === acked.length ? '' : ' (LOST!)'}`,
+      notes: `p50 ${p50} ms, p99 ${p99} ms; CPU per request: service ${round(cpuPerRequestUs, 0)} us, PostgreSQL ${round(postgresPerRequestUs, 0)} us, load generator ${round(generatorPerRequestUs, 0)} us; ${acked.length}/${count} acked${[...load.others].map(([status, n]) => `, ${n} x ${status}`).join('')}, ${stored} of them in the inbox${stored === acked.length ? '' : ' (LOST!)'}${cost ? `; ${describeCost(cost, 'request')}` : ''}`,
     });
     return rate;
   } finally {
@@ -270,7 +259,7 @@ async function ingestion(server: BenchServer, label: string, env: Record<string,
 }
 
 async function workerDrain(server: BenchServer, instances: number, base: number, variant: Variant = OFF): Promise<number> {
-  const db = await freshDatabase(server);
+  const db = await stageDatabase(server);
   const services = await Promise.all(
     Array.from({ length: instances }, () =>
       startService(db.url, { ROLES: 'worker', WORKER_POLL_MS: '50', DATABASE_POOL_SIZE: process.env.BENCH_POOL ?? '20', ...variant.env }, variant.mainJs),
@@ -289,20 +278,23 @@ async function workerDrain(server: BenchServer, instances: number, base: number,
       await seedPaymentBacklog(db.url, 1, SIZES.drain);
     }
     await statements.reset();
+    const probe = await startProbe(server, db.url);
     const cpuBefore = { service: services.reduce((t, s) => t + s.cpuMs(), 0), postgres: postgresCpuMs() };
     const seconds = await waitUntilNone(db.url, 'webhook_inbox', ['pending', 'processing']);
+    const cost = await probe?.finish(SIZES.drain);
     const perEventUs = (ms: number) => round((ms * 1000) / SIZES.drain, 0);
     const serviceUs = perEventUs(services.reduce((t, s) => t + s.cpuMs(), 0) - cpuBefore.service);
     const postgresUs = perEventUs(postgresCpuMs() - cpuBefore.postgres);
-    const { done, effects } = await drainOutcome(db.url);
+    const { done, effects } = await drainOutcome(db.url, db.since);
     const rate = SIZES.drain / seconds;
+    lastMeasure = { value: rate, cpuUs: serviceUs + postgresUs, cost };
     rows.push({
       stage: labelled(`worker drain: ${instances} instance${instances > 1 ? 's' : ''}, full business transaction`, variant),
       value: round(rate, 0),
       unit: 'events/s',
       ratio: round(rate / base, 2),
       statements: await statements.top(db.url, SIZES.drain),
-      notes: `${done}/${SIZES.drain} events done -> ${effects} outbox rows (expected ${SIZES.drain * 2}); CPU per event: service ${serviceUs} us, PostgreSQL ${postgresUs} us`,
+      notes: `${done}/${SIZES.drain} events done -> ${effects} outbox rows (expected ${SIZES.drain * 2}); CPU per event: service ${serviceUs} us, PostgreSQL ${postgresUs} us${cost ? `; ${describeCost(cost, 'event')}` : ''}`,
     });
     return rate;
   } finally {
@@ -495,7 +487,7 @@ async function relay(server: BenchServer, base: number, variant: Variant = OFF):
 }
 
 async function relayRun(server: BenchServer, mode: RelayMode, variant: Variant): Promise<{ rate: number; notes: string; statements?: StatementShare[] }> {
-  const db = await freshDatabase(server);
+  const db = await stageDatabase(server);
   const sink = new Sink();
   await sink.start();
   const service = await startService(db.url, { ROLES: 'relay', ERP_URL: sink.url, EMAIL_URL: sink.url, RELAY_POLL_MS: '50', ...variant.env }, variant.mainJs);
@@ -518,15 +510,23 @@ async function relayRun(server: BenchServer, mode: RelayMode, variant: Variant):
       );
       await c.query('ANALYZE outbox');
       await statements.reset();
-      await c.query(`SELECT pg_notify('outbox', NULL)`);
     });
+    const probe = await startProbe(server, db.url);
+    const cpuBefore = { service: service.cpuMs(), postgres: postgresCpuMs() };
+    await withClient(db.url, (c) => c.query(`SELECT pg_notify('outbox', NULL)`));
     const seconds = await waitUntilNone(db.url, 'outbox', ['pending', 'delivering']);
-    const delivered = await withClient(db.url, async (c) => (await c.query(`SELECT count(*)::int AS n FROM outbox WHERE status = 'delivered'`)).rows[0].n);
+    const cost = await probe?.finish(deliveries);
+    const cpuUs = ((service.cpuMs() - cpuBefore.service + postgresCpuMs() - cpuBefore.postgres) * 1000) / deliveries;
+    lastMeasure = { value: deliveries / seconds, cpuUs, cost };
+    const delivered = await withClient(
+      db.url,
+      async (c) => (await c.query(`SELECT count(*)::int AS n FROM outbox WHERE status = 'delivered' AND id > $1`, [db.since.outbox])).rows[0].n,
+    );
     const outOfOrder = mode === 'contended' ? `; refunded before its paid: ${sink.refundsBeforePaid()}` : '';
     return {
       rate: deliveries / seconds,
       statements: await statements.top(db.url, deliveries),
-      notes: `${delivered}/${SIZES.relay} delivered; ${sink.requests} requests for ${sink.firstSeen.size} keys${outOfOrder}`,
+      notes: `${delivered}/${SIZES.relay} delivered; ${sink.requests} requests for ${sink.firstSeen.size} keys${outOfOrder}; CPU per delivery: service and PostgreSQL ${round(cpuUs, 0)} us${cost ? `; ${describeCost(cost, 'delivery')}` : ''}`,
     };
   } finally {
     await service.stop();
@@ -547,7 +547,7 @@ async function endToEnd(server: BenchServer, variant: Variant = OFF): Promise<{ 
   // Longer runs (--e2e-seconds=60) narrow the spread of the CPU per event when comparing close builds.
   const seconds = Number(process.argv.find((a) => a.startsWith('--e2e-seconds='))?.slice('--e2e-seconds='.length) ?? SIZES.e2eSeconds);
   const count = rate * seconds;
-  const db = await freshDatabase(server);
+  const db = await stageDatabase(server);
   const sink = new Sink();
   await sink.start();
   await withClient(db.url, (c) =>
@@ -568,9 +568,11 @@ async function endToEnd(server: BenchServer, variant: Variant = OFF): Promise<{ 
     // size, not for the empty tables of a fresh database (sequential scans, cached for the whole run).
     await withClient(db.url, (c) => c.query('ANALYZE'));
     await statements.reset();
+    const probe = await startProbe(server, db.url);
     const cpuBefore = { service: service.cpuMs(), postgres: postgresCpuMs(), bench: process.cpuUsage(), machine: machineBusyMs(), roles: postgresCpuByRole() };
     const writesBefore = { service: service.writes(), postgres: postgresWrites() };
     const measured = await sendAtRate(pool, sink, rate, warmup, count);
+    const cost = await probe?.finish(count);
     const perEventUs = (ms: number) => round((ms * 1000) / count, 0);
     const machine = perEventUs(machineBusyMs() - cpuBefore.machine);
     const roles = [...postgresCpuByRole()]
@@ -587,14 +589,16 @@ async function endToEnd(server: BenchServer, variant: Variant = OFF): Promise<{ 
     const cpu = `CPU per event: service ${serviceUs} us, PostgreSQL ${postgresUs} us, load generator and sink ${benchUs} us; ${writes}`;
     await pool.close();
     const { p50, p99 } = summarize(measured.latencies);
+    lastMeasure = { value: p50, p50, p99, cpuUs: totalUs, cost };
     const ack = summarize(measured.ackLatencies);
-    const hops = await hopLatencies(db.url, warmup);
+    const hops = await hopLatencies(db.url, warmup, db.since);
     // What the database says was done, beside what the sink saw (the floor runs the same statements).
     const settled = await withClient(db.url, async (c) => {
       const { rows: [r] } = await c.query(
-        `SELECT (SELECT count(*) FROM webhook_inbox WHERE status = 'done') AS done,
-                (SELECT count(*) FROM outbox WHERE status = 'delivered') AS delivered, (SELECT count(*) FROM outbox) AS entries,
-                (SELECT count(*) FROM orders WHERE status = 'paid') AS paid`,
+        `SELECT (SELECT count(*) FROM webhook_inbox WHERE status = 'done' AND id > $1) AS done,
+                (SELECT count(*) FROM outbox WHERE status = 'delivered' AND id > $2) AS delivered, (SELECT count(*) FROM outbox WHERE id > $2) AS entries,
+                (SELECT count(*) FROM orders WHERE status = 'paid' AND created_at >= $3) AS paid`,
+        [db.since.inbox, db.since.outbox, db.since.at],
       );
       return `in the database: ${r.done} events done, ${r.paid} orders paid, ${r.delivered}/${r.entries} outbox entries delivered`;
     });
@@ -607,7 +611,7 @@ async function endToEnd(server: BenchServer, variant: Variant = OFF): Promise<{ 
       notes:
         `p99 ${p99} ms; ${measured.latencies.length}/${count} reached the ERP within 60 s${refused.length ? `; not accepted: ${refused.join(', ')}` : ''}; ` +
         `p50/p99 of the hops: 200 received ${ack.p50}/${ack.p99} ms, inbox received -> done ${hops.worker}, outbox created -> delivered ${hops.relay}; ${settled}; ` +
-        `${cpu}; after a ${E2E_WARMUP_SECONDS} s warm-up of a fresh service, whose own p50/p99 were ${summarize(cold.latencies).p50}/${summarize(cold.latencies).p99} ms`,
+        `${cpu}${cost ? `; ${describeCost(cost, 'event')}` : ''}; after a ${E2E_WARMUP_SECONDS} s warm-up of a fresh service, whose own p50/p99 were ${summarize(cold.latencies).p50}/${summarize(cold.latencies).p99} ms`,
     });
     const rss = service.peakRssMiB();
     rows.push({ stage: labelled('peak RSS of the service (end-to-end run)', variant), value: round(rss, 0), unit: 'MiB' });
@@ -633,7 +637,8 @@ async function sendAtRate(pool: Pool, sink: Sink, rate: number, first: number, c
     const wait = due - performance.now();
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
     const i = first + n;
-    const signed = signRequest('stripe', BENCH_STRIPE_SECRET, payload(`evt_e2e_${i}`, `o${i}`));
+    // A random prefix (a provider's ids are random), the sequence number last for the hops' warm-up filter.
+    const signed = signRequest('stripe', BENCH_STRIPE_SECRET, payload(`evt_${randomBytes(8).toString('hex')}_e2e_${i}`, `o${i}`));
     const sent = performance.now();
     sentAt.set(`erp:order-paid:acme:o${i}`, sent);
     inflight.push(
@@ -655,7 +660,7 @@ async function sendAtRate(pool: Pool, sink: Sink, rate: number, first: number, c
 }
 
 /** p50/p99 in ms of the worker hop (inbox received -> done) and the relay hop (ERP row created -> delivered), past the warm-up. */
-async function hopLatencies(url: string, warmup: number): Promise<{ worker: string; relay: string }> {
+async function hopLatencies(url: string, warmup: number, since: StageDatabase['since']): Promise<{ worker: string; relay: string }> {
   return withClient(url, async (c) => {
     const quantiles = async (sql: string) => {
       const { rows: [r] } = await c.query(
@@ -666,9 +671,9 @@ async function hopLatencies(url: string, warmup: number): Promise<{ worker: stri
     };
     return {
       worker: await quantiles(`SELECT extract(epoch FROM completed_at - received_at) * 1000 AS ms FROM webhook_inbox
-                               WHERE status = 'done' AND substring(event_id FROM '\\d+$')::int >= ${warmup}`),
+                               WHERE status = 'done' AND id > ${since.inbox} AND substring(event_id FROM '\\d+$')::int >= ${warmup}`),
       relay: await quantiles(`SELECT extract(epoch FROM delivered_at - created_at) * 1000 AS ms FROM outbox
-                              WHERE destination = 'erp' AND delivered_at IS NOT NULL AND substring(operation_key FROM '\\d+$')::int >= ${warmup}`),
+                              WHERE destination = 'erp' AND id > ${since.outbox} AND delivered_at IS NOT NULL AND substring(operation_key FROM '\\d+$')::int >= ${warmup}`),
     };
   });
 }
@@ -864,11 +869,270 @@ async function holdIdleBodies(port: number, count: number, sockets: import('node
   return { held: Math.round(bytes / body.length), refused, bufferedBytes: bytes };
 }
 
+/**
+ * --aged: each selected stage (ingestion, drain, relay, end to end) against an empty database and against
+ * an aged one (bench/lib/aged.ts), alternating in every round, and per stage the ratio aged / empty of its
+ * rate, CPU per event, latency, WAL, full-page images and buffer misses. --squeeze runs the server in a
+ * memory cgroup that its hot indexes do not fit, evicting its files before every stage.
+ */
+const agedBench = process.argv.includes('--aged');
+const squeezeBench = agedBench && process.argv.includes('--squeeze');
+const BENCH_SCOPE = 'acme:stripe:platform:test';
+/** The cgroup's limit in --squeeze: shared_buffers (128 MB) and about as much page cache again. */
+const SQUEEZE_BYTES = Number(process.argv.find((a) => a.startsWith('--squeeze-mb='))?.slice('--squeeze-mb='.length) ?? 384) * 1024 ** 2;
+/** The kept server's directory under .data/ (--aged-dir= another, e.g. to try the bench while a build runs). */
+const AGED_DIR = process.argv.find((a) => a.startsWith('--aged-dir='))?.slice('--aged-dir='.length) ?? 'bench-aged-postgres';
+type Target = 'empty' | 'aged';
+let target: Target = 'empty';
+let agedUrl: string | undefined;
+let squeeze: Squeeze | undefined;
+
+/** What the last stage measured, for the aged / empty ratios. */
+interface Measure {
+  /** The stage's rate (accepted/s, events/s, deliveries/s) or, end to end, its p50. */
+  value: number;
+  p50?: number;
+  p99?: number;
+  /** CPU per event of the service and PostgreSQL (end to end: and the load generator and sink). */
+  cpuUs: number;
+  cost?: StorageCost;
+}
+let lastMeasure: Measure | undefined;
+
+interface StageDatabase {
+  url: string;
+  drop(): Promise<void>;
+  /** The history before the stage: rows past these ids (orders created since `at`) are the stage's. */
+  since: { inbox: number; outbox: number; audit: number; at: Date };
+}
+
+/** A fresh database, or with --aged in an aged pass the aged one, whose stage rows are deleted after the stage. */
+async function stageDatabase(server: BenchServer): Promise<StageDatabase> {
+  if (target === 'empty') return { ...(await freshDatabase(server)), since: { inbox: 0, outbox: 0, audit: 0, at: new Date(0) } };
+  const url = agedUrl!;
+  const since = await withClient(url, async (c) => {
+    const { rows: [r] } = await c.query(
+      `SELECT coalesce((SELECT max(id) FROM webhook_inbox), 0)::int AS inbox, coalesce((SELECT max(id) FROM outbox), 0)::int AS outbox,
+              coalesce((SELECT max(id) FROM admin_audit), 0)::int AS audit, now() AS at`,
+    );
+    return r as StageDatabase['since'];
+  });
+  return { url, since, drop: () => forgetStage(url, since) };
+}
+
+/** Deletes what a stage wrote into the aged database and vacuums it away, so the next stage finds the history as built. */
+async function forgetStage(url: string, since: StageDatabase['since']): Promise<void> {
+  await withClient(url, async (c) => {
+    await c.query('DELETE FROM webhook_inbox_attempts WHERE inbox_id > $1', [since.inbox]);
+    await c.query('DELETE FROM order_transitions WHERE inbox_id > $1', [since.inbox]);
+    await c.query('DELETE FROM webhook_inbox WHERE id > $1', [since.inbox]);
+    await c.query('DELETE FROM outbox_attempts WHERE outbox_id > $1', [since.outbox]);
+    await c.query('DELETE FROM outbox WHERE id > $1', [since.outbox]);
+    await c.query('DELETE FROM orders WHERE created_at >= $1', [since.at]);
+    await c.query('DELETE FROM admin_audit WHERE id > $1', [since.audit]);
+    await c.query('VACUUM webhook_inbox, webhook_inbox_attempts, order_transitions, outbox, outbox_attempts, orders');
+  });
+}
+
+/** With --aged: a checkpoint (every stage starts from one, so full-page images compare), eviction when squeezed, then the probe. */
+async function startProbe(server: BenchServer, databaseUrl: string): Promise<StorageProbe | undefined> {
+  if (!agedBench) return undefined;
+  return StorageProbe.start(server.url, databaseUrl, squeeze ? () => squeeze!.diskReads() : undefined);
+}
+
+async function beforeStage(server: BenchServer): Promise<void> {
+  if (!agedBench) return;
+  await withClient(server.url, (c) => c.query('CHECKPOINT'));
+  squeeze?.evict();
+}
+
+const AGED_STAGES = ['ingestion', 'drain', 'relay', 'e2e'] as const;
+type AgedStage = (typeof AGED_STAGES)[number];
+
+async function runAgedStage(server: BenchServer, stage: AgedStage, base: number, variant: Variant): Promise<Measure> {
+  lastMeasure = undefined;
+  await beforeStage(server);
+  if (stage === 'ingestion') await ingestion(server, labelled('group commit on (defaults)', variant), {}, base);
+  if (stage === 'drain') await workerDrain(server, 1, base, variant);
+  if (stage === 'relay') {
+    const run = await relayRun(server, 'unordered', variant);
+    rows.push({ stage: labelled(RELAY_STAGES.unordered, variant), value: round(run.rate, 0), unit: 'deliveries/s', ratio: round(run.rate / base, 2), notes: run.notes });
+  }
+  if (stage === 'e2e') await endToEnd(server, variant);
+  return lastMeasure!;
+}
+
+async function agedRun(server: BenchServer): Promise<void> {
+  const params = agedParams();
+  log(`aged history: ${params.days} days at ${round(params.rate, 2)} events/s = ${params.events.toLocaleString('en')} events (database ${params.database})`);
+  const aged = await ensureAged(server.url, params, payload('evt_SPLIT', 'ORDER_SPLIT'), migrate, log);
+  agedUrl = aged.url;
+  await StorageProbe.prepare(server.url);
+  const sizes = await keptPerEvent(aged.url, params);
+  if (process.argv.includes('--aged-build-only')) return;
+  if (squeezeBench) {
+    squeeze = Squeeze.enter(join(__dirname, '..', '.data', AGED_DIR), SQUEEZE_BYTES);
+    log(`squeezed: the server's processes in a ${SQUEEZE_BYTES / 1024 ** 2} MiB memory cgroup, its files evicted before each stage`);
+  }
+  const mode = squeezeBench ? `squeezed to ${SQUEEZE_BYTES / 1024 ** 2} MiB` : 'in memory';
+  const label = (t: Target): Variant => ({ label: t === 'aged' ? `aged ${round(params.events / 1e6, 1)}M events, ${mode}` : `empty, ${mode}`, env: {} });
+  const stages = AGED_STAGES.filter((s) => wanted(s));
+  try {
+    for (let pass = 0; pass < rounds; pass++) {
+      log(`round ${pass + 1}/${rounds}: baseline (pgbench, the round's noise)...`);
+      const base = await baseline(server, 'prepared');
+      const results = new Map<string, Partial<Record<Target, Measure>>>();
+      for (const t of (pass % 2 ? ['aged', 'empty'] : ['empty', 'aged']) as Target[]) {
+        target = t;
+        for (const stage of stages) {
+          log(`${stage} [${label(t).label}]...`);
+          results.set(stage, { ...results.get(stage), [t]: await runAgedStage(server, stage, base, label(t)) });
+        }
+      }
+      target = 'empty';
+      for (const [stage, { empty, aged: old }] of results) pushAgedRatios(stage, mode, empty!, old!);
+    }
+    if (process.argv.includes('--aged-retention')) await forgetOneDay(server, aged.url, params);
+  } finally {
+    squeeze?.leave();
+  }
+  rows.push({ stage: `aged database: ${params.database}`, value: round(aged.bytes / 1024 ** 3, 1), unit: 'GiB', notes: sizes });
+}
+
+/** One row per metric and round: the aged pass over the empty one. */
+function pushAgedRatios(stage: string, mode: string, empty: Measure, old: Measure): void {
+  const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || b === 0 ? undefined : round(a / b, 2));
+  const metrics: [string, number | undefined, number | undefined][] = [
+    [stage === 'e2e' ? 'p50' : 'rate', old.value, empty.value],
+    ['CPU per event', old.cpuUs, empty.cpuUs],
+    ['p99', old.p99, empty.p99],
+    ['WAL bytes per event', old.cost?.walBytes, empty.cost?.walBytes],
+    ['full-page images per event', old.cost?.fpi, empty.cost?.fpi],
+    ['accept INSERT time per row', old.cost?.acceptUsPerRow, empty.cost?.acceptUsPerRow],
+  ];
+  for (const [what, a, b] of metrics) {
+    const r = ratio(a, b);
+    if (r !== undefined) rows.push({ stage: `aged / empty (${mode}): ${stage}, ${what}`, value: r, unit: 'x', notes: `${round(a!, 3)} / ${round(b!, 3)}` });
+  }
+  // Misses and disk reads are near zero on an empty database: absolute, both sides.
+  for (const [what, key] of [['buffer misses per event', 'blksRead'], ['disk reads per event', 'diskReads']] as const) {
+    rows.push({ stage: `aged (${mode}): ${stage}, ${what}`, value: old.cost?.[key] ?? NaN, unit: '', notes: `empty: ${empty.cost?.[key]}` });
+  }
+}
+
+/**
+ * Bytes per event each table keeps in the aged database (heap and TOAST, each index), and what they
+ * come to at 10, 100 and 1,000 events/s with the default retention: tables kept for the identity window
+ * scale with the rate, orders, transitions and audit also with RETENTION_ORDER_DAYS / _AUDIT_DAYS (400) over
+ * the history's days. "Hot" indexes take inserts at random keys: an insert reads its leaf wherever it is.
+ */
+async function keptPerEvent(url: string, params: AgedParams): Promise<string> {
+  const RANDOM_KEYS = ['webhook_inbox_identity', 'outbox_operation_key', 'outbox_aggregate', 'orders_pkey', 'orders_payment', 'order_transitions_order'];
+  const LONGER: Record<string, number> = { orders: 400, order_transitions: 400, admin_audit: 400 };
+  const { rows: relations } = await withClient(url, (c) =>
+    c.query(
+      `SELECT t.relname AS tbl, pg_table_size(t.oid)::float8 AS heap, i.relname AS idx, pg_relation_size(i.oid)::float8 AS idx_bytes
+         FROM pg_class t JOIN pg_namespace n ON n.oid = t.relnamespace AND n.nspname = 'public'
+         LEFT JOIN pg_index x ON x.indrelid = t.oid LEFT JOIN pg_class i ON i.oid = x.indexrelid
+        WHERE t.relkind = 'r' AND t.relname NOT LIKE 'bench_%'`,
+    ),
+  );
+  const perTable = new Map<string, { heap: number; indexes: Record<string, number> }>();
+  for (const r of relations as { tbl: string; heap: number; idx: string | null; idx_bytes: number }[]) {
+    const entry = perTable.get(r.tbl) ?? { heap: r.heap, indexes: {} as Record<string, number> };
+    if (r.idx) entry.indexes[r.idx] = r.idx_bytes;
+    perTable.set(r.tbl, entry);
+  }
+  const perEvent = (bytes: number) => round(bytes / params.events, 1);
+  const tables = [...perTable].map(([tbl, { heap, indexes }]) => ({
+    table: tbl,
+    keptDays: LONGER[tbl] ?? params.days,
+    heapPerEvent: perEvent(heap),
+    indexesPerEvent: Object.fromEntries(Object.entries(indexes).map(([k, v]) => [k, perEvent(v)])),
+    totalPerEvent: perEvent(heap + Object.values(indexes).reduce((a, b) => a + b, 0)),
+  }));
+  const projection = [10, 100, 1000].map((rate) => {
+    const scale = (t: (typeof tables)[number]) => (rate * 86_400 * t.keptDays);
+    const total = tables.reduce((sum, t) => sum + t.totalPerEvent * scale(t), 0);
+    const hot = tables.reduce((sum, t) => sum + Object.entries(t.indexesPerEvent).filter(([k]) => RANDOM_KEYS.includes(k)).reduce((s, [, v]) => s + v * scale(t), 0), 0);
+    const history = tables.filter((t) => t.keptDays === params.days).reduce((sum, t) => sum + t.totalPerEvent * scale(t), 0);
+    return { rate, totalGB: round(total / 1e9, 1), historyWindowGB: round(history / 1e9, 1), randomKeyIndexesGB: round(hot / 1e9, 1) };
+  });
+  const file = join(__dirname, 'results', `aged-sizes-${params.database}.json`);
+  writeFileSync(file, JSON.stringify({ params, at: new Date().toISOString(), tables, projection }, null, 2));
+  log(`bytes per event by table and projections: ${file}`);
+  return `bytes per event ${round(tables.reduce((s, t) => s + t.totalPerEvent, 0), 0)} (${tables
+    .filter((t) => t.totalPerEvent >= 1)
+    .sort((a, b) => b.totalPerEvent - a.totalPerEvent)
+    .map((t) => `${t.table} ${round(t.totalPerEvent, 0)}`)
+    .join(', ')}); projected (default retention): ${projection.map((p) => `${p.rate}/s ${p.totalGB} GB, random-key indexes ${p.randomKeyIndexesGB} GB`).join('; ')}`;
+}
+
+/**
+ * --aged-retention: today's retention statements over the aged history's oldest day of payloads and
+ * of identities (and that day's delivered outbox entries), in batches as the job runs them but with no
+ * cap between them, then the VACUUM autovacuum would run after them: time, rows/s, WAL, full-page images.
+ * It consumes that day of the aged database (recorded in bench_aged.forgotten_days).
+ */
+async function forgetOneDay(server: BenchServer, url: string, params: AgedParams): Promise<void> {
+  const { end } = await agedHistory(url);
+  const day = 86_400_000;
+  const forgotten = await withClient(url, async (c) => {
+    await c.query('ALTER TABLE bench_aged ADD COLUMN IF NOT EXISTS forgotten_days int NOT NULL DEFAULT 0');
+    return Number((await c.query('SELECT forgotten_days FROM bench_aged')).rows[0].forgotten_days);
+  });
+  const eventsPerDay = params.rate * 86_400;
+  const kinds: [string, string, Date][] = [
+    ['payloads purged (UPDATE ... SET payload = NULL)', PURGE_PAYLOADS, new Date(end.getTime() - (params.payloadDays - 1 - forgotten) * day)],
+    ['identities deleted, with their attempts', DELETE_IDENTITIES, new Date(end.getTime() - (params.days - 1 - forgotten) * day)],
+    ['delivered outbox entries deleted, with their attempts', PRUNE_DELIVERED, new Date(end.getTime() - (params.days - 1 - forgotten) * day)],
+  ];
+  for (const [what, sql, before] of kinds) {
+    await withClient(server.url, (c) => c.query('CHECKPOINT'));
+    const probe = await StorageProbe.start(server.url, url);
+    const started = performance.now();
+    let total = 0;
+    let batches = 0;
+    await withClient(url, async (c) => {
+      for (;;) {
+        const result = await c.query(sql, [before, RETENTION_BATCH_SIZE]);
+        const n = result.rows[0]?.n ?? result.rowCount ?? 0;
+        total += Number(n);
+        batches++;
+        if (Number(n) < RETENTION_BATCH_SIZE) break;
+      }
+    });
+    const seconds = (performance.now() - started) / 1000;
+    const cost = await probe.finish(Math.max(total, 1));
+    rows.push({
+      stage: `retention today, one day of the aged history: ${what}`,
+      value: round(total / seconds, 0),
+      unit: 'rows/s',
+      notes: `${total} rows in ${batches} batches of ${RETENTION_BATCH_SIZE}, ${round(seconds, 1)} s; WAL ${round((cost.walBytes * total) / 1e6, 1)} MB (${cost.walBytes} B per row, ${cost.fpi} full-page images per row); ${round(total / eventsPerDay, 2)} rows per event of the day; the job's cap of ${RETENTION_MAX_BATCHES} batches a minute allows ${round((RETENTION_MAX_BATCHES * RETENTION_BATCH_SIZE) / 60, 0)} rows/s`,
+    });
+  }
+  await withClient(server.url, (c) => c.query('CHECKPOINT'));
+  const probe = await StorageProbe.start(server.url, url);
+  const started = performance.now();
+  await withClient(url, (c) => c.query('VACUUM webhook_inbox, webhook_inbox_attempts, outbox, outbox_attempts'));
+  const cost = await probe.finish(1);
+  rows.push({
+    stage: 'retention today: the VACUUM after that day (what autovacuum then does)',
+    value: round((performance.now() - started) / 1000, 1),
+    unit: 's',
+    notes: `WAL ${round(cost.walBytes / 1e6, 1)} MB, ${cost.fpi} full-page images`,
+  });
+  await withClient(url, (c) => c.query('UPDATE bench_aged SET forgotten_days = forgotten_days + 1'));
+}
+
 async function main(): Promise<void> {
   mkdirSync(join(__dirname, 'results'), { recursive: true });
-  const server = await startServer({ statements: withStatements });
+  // --aged keeps its server (and the aged history in it) in .data/; the WAL of a stage is kept for pg_walinspect to read.
+  const server = agedBench
+    ? await startServer({ statements: true, keptDir: AGED_DIR, settings: { wal_keep_size: '4GB', track_io_timing: 'on' } })
+    : await startServer({ statements: withStatements });
   if (tracingBench) collector = await new FakeCollector().start();
-  statements = await StatementStats.open(server.url, withStatements);
+  statements = await StatementStats.open(server.url, withStatements || agedBench);
   log(`bench on ${server.embedded ? 'an embedded PostgreSQL' : 'DATABASE_URL'}${quick ? ' (quick)' : ''}`);
   const roundTrip = await loopbackRoundTrip();
   rows.push({
@@ -878,8 +1142,9 @@ async function main(): Promise<void> {
     notes: `${roundTrip.cpuUs} us of the sender's CPU per round trip`,
   });
   try {
+    if (agedBench) await agedRun(server);
     // Throughput stages run in interleaved rounds, each against the baseline of its own round.
-    const throughput = ['ingestion', 'worker', 'drain', 'graphile', 'relay', 'encryption'].some(wanted);
+    const throughput = !agedBench && ['ingestion', 'worker', 'drain', 'graphile', 'relay', 'encryption'].some(wanted);
     for (let pass = 1; throughput && pass <= rounds; pass++) {
       log(`round ${pass}/${rounds}: baseline (pgbench)...`);
       const base = await baseline(server, 'prepared');
@@ -889,7 +1154,7 @@ async function main(): Promise<void> {
         await ingestion(server, 'group commit off (INGEST_BATCH_MAX=1)', { INGEST_BATCH_MAX: '1' }, base);
         for (const variant of variants()) {
           log(`ingestion, group commit${variant.label ? ` [${variant.label}]` : ''}...`);
-          await ingestion(server, labelled('group commit on (defaults)', variant), {}, base, variant.mainJs);
+          await ingestion(server, labelled('group commit on (defaults)', variant), variant.env, base, variant.mainJs);
         }
       }
       // `worker` is both halves; `drain` or `graphile` alone when comparing variants of one.
@@ -957,11 +1222,11 @@ async function main(): Promise<void> {
       }
     }
     // End to end before the million-row history: its checkpoint must not land in the latency run.
-    if (wanted('e2e')) {
+    if (wanted('e2e') && !agedBench) {
       const p50s = new Map<Variant, number>();
       const cpu = new Map<Variant, number>();
       const totals = new Map<Variant, number>();
-      const passes = (process.env.BENCH_BEFORE_MAIN || withFloor) && !tracingBench ? rounds : 1;
+      const passes = (process.env.BENCH_BEFORE_MAIN || withFloor || process.argv.includes('--quiet-ab')) && !tracingBench ? rounds : 1;
       const floors = withFloor ? [FLOOR, FLOOR_MERGED] : [];
       const e2eVariants = [...variants(), ...floors];
       // The service's own build (not the one before, not a floor) against each floor of the same pass.
@@ -986,11 +1251,11 @@ async function main(): Promise<void> {
       pushTracingRatios('end to end service CPU per event', cpu);
       pushTracingRatios('end to end p50 latency', p50s);
     }
-    if (wanted('slowloris')) {
+    if (wanted('slowloris') && !agedBench) {
       log('valid requests among slow connections...');
       await slowConnections(server);
     }
-    if (wanted('hygiene')) {
+    if (wanted('hygiene') && !agedBench) {
       log('claim with a large history...');
       await claimHygiene(server);
     }

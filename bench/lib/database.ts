@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { onlyPostgresServer } from './service';
 import { Client } from 'pg';
 import { createDataSource, runMigrations } from '../../src/database/data-source';
 import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
@@ -12,14 +14,20 @@ export interface BenchServer {
 }
 
 /** The server at DATABASE_URL, else a throw-away embedded PostgreSQL. */
-export async function startServer(options: { statements?: boolean } = {}): Promise<BenchServer> {
+export async function startServer(options: { statements?: boolean; keptDir?: string; settings?: Record<string, string> } = {}): Promise<BenchServer> {
   if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, embedded: false, stop: async () => undefined };
+  // `keptDir`: a server kept between runs (the aged history lives there); otherwise a throw-away one.
+  const dir = join(__dirname, '..', '..', '.data', options.keptDir ?? `bench-postgres-${randomBytes(3).toString('hex')}`);
   const db = await startEmbeddedPostgres({
-    dir: join(__dirname, '..', '..', '.data', `bench-postgres-${randomBytes(3).toString('hex')}`),
+    dir,
     database: 'postgres',
-    persistent: false,
-    settings: options.statements ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track_planning': 'on' } : {},
+    persistent: options.keptDir !== undefined,
+    settings: {
+      ...(options.statements ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track_planning': 'on' } : {}),
+      ...options.settings,
+    },
   });
+  onlyPostgresServer(Number(readFileSync(join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]));
   return { url: db.url, embedded: true, stop: db.stop };
 }
 
@@ -39,17 +47,20 @@ export async function withClient<T>(url: string, fn: (client: Client) => Promise
   }
 }
 
+/** The product's migrations, applied to the database at `url`. */
+export async function migrate(url: string): Promise<void> {
+  const ds = createDataSource(url, 2);
+  await ds.initialize();
+  await runMigrations(ds);
+  await ds.destroy();
+}
+
 /** A fresh database with the product's migrations applied. */
-export async function freshDatabase(server: BenchServer, migrate = true): Promise<{ url: string; drop(): Promise<void> }> {
+export async function freshDatabase(server: BenchServer, migrated = true): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `wi_bench_${randomBytes(4).toString('hex')}`;
   await withClient(server.url, (c) => c.query(`CREATE DATABASE ${name}`));
   const url = withDatabase(server.url, name);
-  if (migrate) {
-    const ds = createDataSource(url, 2);
-    await ds.initialize();
-    await runMigrations(ds);
-    await ds.destroy();
-  }
+  if (migrated) await migrate(url);
   return { url, drop: () => withClient(server.url, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined) };
 }
 
@@ -86,11 +97,12 @@ export async function seedPaymentBacklog(url: string, from: number, count: numbe
   });
 }
 
-/** What a drain left: inbox rows done, outbox rows written. */
-export function drainOutcome(url: string): Promise<{ done: number; effects: number }> {
+/** What a drain left: inbox rows done, outbox rows written (past `since`: an aged database's history is not the drain's). */
+export function drainOutcome(url: string, since = { inbox: 0, outbox: 0 }): Promise<{ done: number; effects: number }> {
   return withClient(url, async (c) => {
     const { rows: [r] } = await c.query(
-      `SELECT (SELECT count(*)::int FROM webhook_inbox WHERE status = 'done') AS done, (SELECT count(*)::int FROM outbox) AS effects`,
+      `SELECT (SELECT count(*)::int FROM webhook_inbox WHERE status = 'done' AND id > $1) AS done, (SELECT count(*)::int FROM outbox WHERE id > $2) AS effects`,
+      [since.inbox, since.outbox],
     );
     return r as { done: number; effects: number };
   });

@@ -29,7 +29,8 @@ function endpointsFile(): string {
           id: 'stripe-acme',
           provider: 'stripe',
           tenantId: 'acme',
-          secrets: [{ label: 'bench', value: BENCH_STRIPE_SECRET }],
+          // Named by an environment variable, as production requires of a secret.
+          secrets: [{ label: 'bench', env: 'BENCH_STRIPE_SECRET' }],
           toleranceSeconds: 600,
         },
       ],
@@ -62,12 +63,27 @@ export function postgresCpuByRole(): Map<string, number> {
   return byRole;
 }
 
-/** Calls `fn` with the pid of every live `postgres` process; one that exits while it is read is skipped. */
+let serverPid: number | undefined;
+
+/**
+ * Counts only the bench's own server from now on: its postmaster and the postmaster's children. On a
+ * machine shared with other engineers, every `postgres` process includes their test servers' work.
+ */
+export function onlyPostgresServer(postmasterPid: number): void {
+  serverPid = postmasterPid;
+}
+
+function isBenchServer(pid: string): boolean {
+  if (serverPid === undefined || Number(pid) === serverPid) return true;
+  return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === serverPid;
+}
+
+/** Calls `fn` with the pid of every live `postgres` process (of the bench's server, once known); one that exits while it is read is skipped. */
 function forEachPostgres(fn: (pid: number) => void): void {
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') fn(Number(pid));
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres' && isBenchServer(pid)) fn(Number(pid));
     } catch {
       // Exited while we looked.
     }
@@ -130,14 +146,19 @@ export async function startService(databaseUrl: string, env: Record<string, stri
   // A TypeScript entry (the end-to-end floor) runs through ts-node, which costs only its start-up.
   const loader = script.endsWith('.ts') ? ['-r', 'ts-node/register/transpile-only'] : [];
   const child = spawn(process.execPath, [...nodeArgs, ...loader, script], {
+    // As a user runs it: production mode and the default LOG_LEVEL (info). Until issue 38 the bench ran
+    // NODE_ENV=development with LOG_LEVEL=warn; `--quiet-ab` runs that beside this (docs/performance.md).
     env: {
       PATH: process.env.PATH,
-      NODE_ENV: 'development',
+      NODE_ENV: 'production',
       DATABASE_URL: databaseUrl,
       PORT: String(port),
       WEBHOOK_ENDPOINTS_FILE: endpointsFile(),
+      BENCH_STRIPE_SECRET,
       ADMIN_TOKENS: `bench:operator:${BENCH_TOKEN}`,
-      LOG_LEVEL: 'warn',
+      // Production requires every registered destination's URL; stages that deliver pass their sink's.
+      ERP_URL: 'http://127.0.0.1:9/erp',
+      EMAIL_URL: 'http://127.0.0.1:9/email',
       // BENCH_SERVICE_ENV='{"INGEST_FLUSHERS":"4"}' tries other settings; a stage's own settings still win.
       ...(JSON.parse(process.env.BENCH_SERVICE_ENV ?? '{}') as Record<string, string>),
       ...env,
