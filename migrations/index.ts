@@ -12,6 +12,7 @@ import { TraceContext1765152000000 } from './1765152000000-trace-context';
 import { ExpectRows1765238400000 } from './1765238400000-expect-rows';
 import { ReconciliationOutcomes1765325000000 } from './1765325000000-reconciliation-outcomes';
 import { LifecycleIndexes1765411200000 } from './1765411200000-lifecycle-indexes';
+import { FairClaimIndexes1765500004817 } from './1765500004817-fair-claim-indexes';
 
 /** Every migration, oldest first. Listed explicitly so ts-jest and the compiled build load the same set. */
 export const MIGRATIONS = [
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   ExpectRows1765238400000,
   ReconciliationOutcomes1765325000000,
   LifecycleIndexes1765411200000,
+  FairClaimIndexes1765500004817,
 ];

@@ -233,7 +233,7 @@ CREATE UNIQUE INDEX outbox_aggregate ON public.outbox USING btree (tenant_id, ag
 
 CREATE INDEX outbox_created ON public.outbox USING btree (created_at, id);
 
-CREATE INDEX outbox_due_destination ON public.outbox USING btree (destination, next_attempt_at) WHERE (status = 'pending'::text);
+CREATE INDEX outbox_due_destination_tenant ON public.outbox USING btree (destination, tenant_id, next_attempt_at) WHERE (status = 'pending'::text);
 
 CREATE INDEX outbox_leased ON public.outbox USING btree (locked_until) WHERE (status = 'delivering'::text);
 
@@ -261,7 +261,7 @@ CREATE UNIQUE INDEX reconciliation_runs_pkey ON public.reconciliation_runs USING
 
 CREATE UNIQUE INDEX "PK_62441bec32630ced9e4cccae336" ON public.schema_migrations USING btree (id);
 
-CREATE INDEX webhook_inbox_due ON public.webhook_inbox USING btree (next_attempt_at) WHERE (status = 'pending'::text);
+CREATE INDEX webhook_inbox_due_tenant ON public.webhook_inbox USING btree (tenant_id, next_attempt_at) WHERE (status = 'pending'::text);
 
 CREATE UNIQUE INDEX webhook_inbox_identity ON public.webhook_inbox USING btree (source_scope, event_id);
 
