@@ -40,11 +40,16 @@ const post = (t: TestApp, signed: { headers: Record<string, string>; body: strin
   request(t.url).post('/webhooks/stripe-acme').set(signed.headers).send(signed.body);
 
 /** A signed webhook sent from `localAddress`: its status and reason. */
-function postFrom(t: TestApp, localAddress: string, signed: { headers: Record<string, string>; body: string }): Promise<{ status: number; reason?: string }> {
+function postFrom(
+  t: TestApp,
+  localAddress: string,
+  signed: { headers: Record<string, string>; body: string },
+  endpointId = 'stripe-acme',
+): Promise<{ status: number; reason?: string }> {
   const { hostname, port } = new URL(t.url);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: hostname, port: Number(port), localAddress, method: 'POST', path: '/webhooks/stripe-acme', headers: { ...signed.headers, 'Content-Length': Buffer.byteLength(signed.body) } },
+      { host: hostname, port: Number(port), localAddress, method: 'POST', path: `/webhooks/${endpointId}`, headers: { ...signed.headers, 'Content-Length': Buffer.byteLength(signed.body) } },
       (res) => {
         let text = '';
         res.on('data', (d) => (text += d));
@@ -231,6 +236,57 @@ describe('Intake limits before authentication', () => {
     });
   });
 
+  describe('per-endpoint shares (issue 34)', () => {
+    let t: TestApp;
+    let locker: Client;
+    beforeAll(async () => {
+      t = await startTestApp({
+        databaseUrl: db.url,
+        endpoints: [...endpoints, { ...endpoints[0], id: 'stripe-bravo', tenantId: 'bravo' }],
+        env: { INGEST_FLUSHERS: '1', INGEST_BATCH_MAX: '1', INGEST_QUEUE_MAX: '8', INGEST_QUEUE_PER_ENDPOINT_MAX: '2', INGEST_QUEUE_WAIT_MS: '5000' },
+      });
+      locker = new Client({ connectionString: db.url });
+      await locker.connect();
+    });
+    afterAll(async () => {
+      await locker?.end();
+      await t?.close();
+    });
+
+    it("one endpoint past its share of the accept queue: 503 intake_endpoint_busy for it, from any address; another endpoint's event is still queued and accepted", async () => {
+      await db.query('DELETE FROM webhook_inbox');
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE webhook_inbox IN EXCLUSIVE MODE');
+      let released = false;
+      const release = async () => {
+        if (!released) await locker.query('ROLLBACK');
+        released = true;
+      };
+      try {
+        // Two addresses, one endpoint: the endpoint's share fills, not either client's.
+        const flood = [
+          postFrom(t, '127.0.0.4', signStripe(stripeEvent({ id: 'evt_ea1' }), SECRET)),
+          postFrom(t, '127.0.0.5', signStripe(stripeEvent({ id: 'evt_ea2' }), SECRET)),
+        ];
+        // One committing (blocked by the lock), one queued behind it: both hold a place in the endpoint's share.
+        await waitFor("the endpoint's share to fill", async () => (await gauge(t, 'webhook_intake_queued')) >= 1);
+        const over = await postFrom(t, '127.0.0.6', signStripe(stripeEvent({ id: 'evt_ea3' }), SECRET));
+        expect(over).toEqual({ status: 503, reason: 'intake_endpoint_busy' });
+        const other = postFrom(t, '127.0.0.6', signStripe(stripeEvent({ id: 'evt_eb1' }), SECRET), 'stripe-bravo');
+        await waitFor('the other endpoint to be queued', async () => (await gauge(t, 'webhook_intake_queued')) >= 2);
+        await release();
+        expect(await Promise.all([...flood, other])).toEqual([200, 200, 200].map((status) => ({ status, reason: undefined })));
+      } finally {
+        await release();
+      }
+      expect((await db.query<{ event_id: string }>('SELECT event_id FROM webhook_inbox ORDER BY event_id')).map((r) => r.event_id)).toEqual([
+        'evt_ea1',
+        'evt_ea2',
+        'evt_eb1',
+      ]);
+    });
+  });
+
   describe('the accept queue', () => {
     let t: TestApp;
     let locker: Client;
@@ -238,7 +294,14 @@ describe('Intake limits before authentication', () => {
       t = await startTestApp({
         databaseUrl: db.url,
         endpoints,
-        env: { INGEST_FLUSHERS: '1', INGEST_BATCH_MAX: '1', INGEST_QUEUE_MAX: '2', INGEST_QUEUE_PER_CLIENT_MAX: '100', INGEST_QUEUE_WAIT_MS: '1500' },
+        env: {
+          INGEST_FLUSHERS: '1',
+          INGEST_BATCH_MAX: '1',
+          INGEST_QUEUE_MAX: '2',
+          INGEST_QUEUE_PER_CLIENT_MAX: '100',
+          INGEST_QUEUE_PER_ENDPOINT_MAX: '100',
+          INGEST_QUEUE_WAIT_MS: '1500',
+        },
       });
       locker = new Client({ connectionString: db.url });
       await locker.connect();
