@@ -1,6 +1,8 @@
+import { OutboxRelay } from '../../src/outbox/outbox-relay';
 import { OutboxRepository } from '../../src/outbox/outbox.repository';
-import { TestApp, useTestApp } from '../support/test-app';
-import { TestDatabase } from '../support/test-database';
+import { FakeDestination, startFakeErp } from '../support/fake-destinations';
+import { startTestApp, TestApp, useTestApp } from '../support/test-app';
+import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { insertErpRow } from './outbox-rows';
 
 /** The relay's claim within one destination serves the tenants with due entries in turn (issue 34). */
@@ -22,5 +24,29 @@ describe("fairness: one tenant's backlog at a destination does not delay another
 
     const second = await claim('relay:2');
     expect(keys('acme', second)).toEqual(backlog.slice(8, 18).sort());
+  });
+});
+
+describe('the relay claims only what a destination can start soon, so the next claim (and the next tenant) comes soon', () => {
+  let db: TestDatabase;
+  let erp: FakeDestination;
+  let t: TestApp;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    erp = await startFakeErp();
+    t = await startTestApp({ databaseUrl: db.url, env: { ERP_URL: erp.url, DESTINATION_ERP_CONCURRENCY: '2' } });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await erp?.close();
+    await db?.drop();
+  });
+
+  it('a round takes twice the concurrency, not a batch', async () => {
+    for (let i = 0; i < 20; i++) await insertErpRow(db, `c${i}`, 'acme');
+    expect(await t.app.get(OutboxRelay).runOnce()).toBe(4);
+    expect(erp.posts()).toHaveLength(4);
+    const [{ pending }] = await db.query(`SELECT count(*)::int AS pending FROM outbox WHERE status = 'pending'`);
+    expect(pending).toBe(16);
   });
 });
