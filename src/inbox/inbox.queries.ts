@@ -78,9 +78,11 @@ const HISTORY_OF_EXPIRED = `lost AS (
  * claim takes every tenant's first turn, then every second one, ..., so one tenant's
  * burst takes its share of each claim and no more, and FIFO holds within a tenant. A
  * tenant alone with due work fills the claim as before. Candidates are read unlocked,
- * at most $3 per tenant, and locked in turn order up to $3 (SKIP LOCKED: past the rows
- * another instance's claim holds right now); the lock re-checks that a row is still
- * pending and due. SKIP LOCKED lets any number of instances claim side by side. A
+ * at most CANDIDATES_PER_TENANT per tenant, and locked in turn order up to $3 (SKIP
+ * LOCKED: past the rows another instance's claim holds right now); the lock re-checks
+ * that a row is still pending and due, and only the claimed rows are locked. The
+ * limits the planner sees are literals or hidden (opaque): see CANDIDATES_PER_TENANT.
+ * SKIP LOCKED lets any number of instances claim side by side. A
  * reclaimed lease counts as a lost attempt, so an event that kills its worker is not
  * retried forever. A new row is due at its insert's now(), in microseconds: the
  * database clock counts too, or a claim in the same millisecond as the commit (a JS
