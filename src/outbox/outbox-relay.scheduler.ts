@@ -36,7 +36,7 @@ export class OutboxRelayScheduler implements OnApplicationBootstrap, OnModuleDes
     this.stopped = false;
     this.scheduler.addInterval(OutboxRelayScheduler.INTERVAL, setInterval(() => this.tick(), this.config.relay.pollMs));
     await this.notifications.listen(OUTBOX_CHANNEL, () => this.tick());
-    this.relay.start();
+    this.relay.start(() => this.tick());
     this.tick();
   }
 

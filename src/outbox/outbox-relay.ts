@@ -142,6 +142,9 @@ export class OutboxRelay {
   /** The last claim came back full: claimed rounds drain the backlog before anything is handed over. */
   private backlog = false;
   private readonly handedRounds = new Set<Promise<void>>();
+  /** A round found a destination without room (Semaphore.room): the next request to finish wakes the scheduler. */
+  private starved = false;
+  private wakeOnRoom?: () => void;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -154,9 +157,13 @@ export class OutboxRelay {
     @Optional() @Inject(RELAY_FAULT_HOOK) private readonly faultHook?: RelayFaultHook,
   ) {}
 
-  /** Scheduled: from now on, the writer may commit entries already claimed for this relay (handOver). */
-  start(): void {
+  /**
+   * Scheduled: from now on, the writer may commit entries already claimed for this relay (handOver);
+   * `wake` starts a round when a request finishes after a round found no room for a destination.
+   */
+  start(wake?: () => void): void {
     this.started = true;
+    this.wakeOnRoom = wake;
   }
 
   /** No new hand-over; resolves once the handed-over rounds in flight have recorded their outcomes. */
@@ -195,7 +202,15 @@ export class OutboxRelay {
   async runOnce(): Promise<number> {
     const lease = this.nextLease();
     const { leaseMs } = this.config.relay;
-    const admissions = await this.gates.admit(this.clock.now(), (name) => this.room(name), leaseMs);
+    const admissions = await this.gates.admit(
+      this.clock.now(),
+      (name) => {
+        const room = this.room(name);
+        if (room === 0) this.starved = true;
+        return room;
+      },
+      leaseMs,
+    );
     const budgets = new Map<string, number>();
     for (const [name, admission] of admissions) if (admission.grant > 0) budgets.set(name, admission.grant);
     if (budgets.size === 0) return 0;
@@ -296,6 +311,11 @@ export class OutboxRelay {
       // A destination bug must not stall the batch; the entry stays uncertain.
       const result = { kind: 'retry' as const, error: `destination error: ${(error as Error).message}`, outcomeUnknown: true };
       return Object.assign(this.outcome(entry, result), facts);
+    } finally {
+      if (this.starved) {
+        this.starved = false;
+        this.wakeOnRoom?.();
+      }
     }
   }
 
