@@ -18,7 +18,7 @@ import { Pool as PgPool } from 'pg';
 import { Pool } from 'undici';
 import { signRequest } from '../src/cli/sign-request';
 import { drainOutcome, freshDatabase, migrate, seedOrders, seedPaymentBacklog, startServer, waitForCount, waitUntilNone, withClient, BenchServer } from './lib/database';
-import { BENCH_STRIPE_SECRET, childrenCpuMs, machineBusyMs, postgresCpuByRole, postgresCpuMs, postgresWrites, startService } from './lib/service';
+import { BENCH_STRIPE_SECRET, BENCH_TOKEN, childrenCpuMs, machineBusyMs, postgresCpuByRole, postgresCpuMs, postgresWrites, startService } from './lib/service';
 import { Sink } from './lib/sink';
 import { FakeCollector } from './lib/collector';
 import { median, round, summarize } from './lib/stats';
@@ -679,6 +679,151 @@ async function hopLatencies(url: string, warmup: number, since: StageDatabase['s
 }
 
 /**
+ * --only=fairness (issue 34): tenant acme's burst of FAIRNESS_BURST due events beside tenant bravo
+ * sending FAIRNESS_RATE payments a second. Bravo's accept -> ERP latency with acme idle, then while
+ * acme's burst drains (through the worker and the relay), with the burst inserted at once, or
+ * brought back by an operator's bulk replay of quarantined events (POST /admin/inbox/replay).
+ * Acme's drain rate: its events over the seconds until none is pending or processing. One
+ * instance, all roles; each variant (BENCH_BEFORE_MAIN: the build before) in turn, alternated.
+ */
+type FairnessScenario = 'idle' | 'burst' | 'bulk replay';
+const FAIRNESS_BURST = quick ? 10_000 : 50_000;
+const FAIRNESS_RATE = 10;
+const FAIRNESS_IDLE_SECONDS = quick ? 10 : 20;
+
+async function fairness(server: BenchServer, variant: Variant, scenario: FairnessScenario): Promise<void> {
+  const db = await freshDatabase(server);
+  const sink = new Sink();
+  await sink.start();
+  await seedOrders(db.url, 1, FAIRNESS_BURST);
+  if (scenario === 'bulk replay') await seedPaymentBacklog(db.url, 1, FAIRNESS_BURST, 'quarantined', false);
+  await withClient(db.url, (c) =>
+    c.query(
+      `INSERT INTO orders (tenant_id, id, status, total_minor, currency, customer_email)
+       SELECT 'bravo', 'b' || g, 'awaiting_payment', 1000, 'eur', 'b' || g || '@example.com' FROM generate_series(0, 5000) g`,
+    ),
+  );
+  await withClient(db.url, (c) => c.query('ANALYZE'));
+  await withClient(server.url, (c) => c.query('CHECKPOINT')).catch(() => log('CHECKPOINT refused; measuring anyway'));
+  const service = await startService(db.url, { ERP_URL: sink.url, EMAIL_URL: sink.url, ...variant.env }, variant.mainJs);
+  const pool = new Pool(service.url, { connections: 8 });
+  try {
+    let next = 0;
+    // Warm-up, not counted: a fresh service opens its pool and compiles its hot paths.
+    await sendBravo(pool, sink, next, FAIRNESS_RATE * 3, () => false);
+    next += FAIRNESS_RATE * 3;
+    const started = performance.now();
+    let drainedAt: number | undefined;
+    let relayedAt: number | undefined;
+    let replayMs: number | undefined;
+    if (scenario === 'burst') {
+      await seedPaymentBacklog(db.url, 1, FAIRNESS_BURST, 'pending', false);
+    } else if (scenario === 'bulk replay') {
+      void fetch(`${service.url}/admin/inbox/replay`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ filter: { tenant: 'acme', status: 'quarantined' }, dryRun: false, reason: 'bench: bulk replay beside live traffic' }),
+      }).then(async (r) => {
+        await r.text();
+        if (r.status !== 200) throw new Error(`bulk replay answered ${r.status}`);
+        replayMs = performance.now() - started;
+      });
+    }
+    const watch =
+      scenario === 'idle'
+        ? Promise.resolve()
+        : withClient(db.url, async (c) => {
+            // Open acme work in each queue, through the partial indexes of the open statuses.
+            const open = (table: string, statuses: string) =>
+              `EXISTS (SELECT 1 FROM ${table} WHERE status IN (${statuses}) AND tenant_id = 'acme')`;
+            for (;;) {
+              await new Promise((r) => setTimeout(r, 100));
+              const { rows: [r] } = await c.query(
+                `SELECT ${open('webhook_inbox', `'pending', 'processing', 'quarantined'`)} AS inbox, ${open('outbox', `'pending', 'delivering'`)} AS outbox`,
+              );
+              const now = performance.now();
+              if (!r.inbox && drainedAt === undefined) drainedAt = now;
+              if (!r.inbox && !r.outbox) {
+                relayedAt = now;
+                return;
+              }
+              if (now - started > 600_000) throw new Error('acme did not drain within 10 minutes');
+            }
+          });
+    let idleDone = false;
+    const measured = sendBravo(pool, sink, next, Number.MAX_SAFE_INTEGER, () =>
+      scenario === 'idle' ? (idleDone ||= performance.now() - started > FAIRNESS_IDLE_SECONDS * 1000) : relayedAt !== undefined,
+    );
+    await watch;
+    const { latencies, sent } = await measured;
+    const { p50, p99 } = summarize(latencies);
+    const hops = await withClient(db.url, async (c) => {
+      const quantiles = async (sql: string) => {
+        const { rows: [r] } = await c.query(
+          `SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 1) AS p50,
+                  round(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms)::numeric, 1) AS p99 FROM (${sql}) t`,
+        );
+        return `${r.p50}/${r.p99} ms`;
+      };
+      const worker = await quantiles(`SELECT extract(epoch FROM completed_at - received_at) * 1000 AS ms FROM webhook_inbox
+                                       WHERE tenant_id = 'bravo' AND substring(event_id FROM '\\d+$')::int >= ${next}`);
+      const relay = await quantiles(`SELECT extract(epoch FROM delivered_at - created_at) * 1000 AS ms FROM outbox
+                                      WHERE tenant_id = 'bravo' AND destination = 'erp' AND substring(operation_key FROM '\\d+$')::int >= ${next}`);
+      return `bravo's hops p50/p99: inbox received -> done ${worker}, ERP entry created -> delivered ${relay}`;
+    });
+    const label = scenario === 'idle' ? 'acme idle' : `during acme's ${FAIRNESS_BURST.toLocaleString('en')}-event ${scenario}`;
+    const drain =
+      drainedAt === undefined
+        ? ''
+        : `; acme drained ${round(FAIRNESS_BURST / ((drainedAt - started) / 1000), 0)} events/s through the worker, its ERP and e-mail operations delivered after ${round((relayedAt! - started) / 1000, 1)} s` +
+          (replayMs === undefined ? '' : ` (the replay call itself took ${round(replayMs / 1000, 1)} s)`);
+    rows.push({
+      stage: labelled(`fairness: tenant bravo at ${FAIRNESS_RATE}/s, accept -> ERP, ${label}`, variant),
+      value: p50,
+      unit: 'ms p50',
+      notes: `p99 ${p99} ms; ${latencies.length}/${sent} reached the ERP; ${hops}${drain}`,
+    });
+    if (drainedAt !== undefined) {
+      rows.push({
+        stage: labelled(`fairness: acme's ${scenario} drain rate (worker)`, variant),
+        value: round(FAIRNESS_BURST / ((drainedAt - started) / 1000), 0),
+        unit: 'events/s',
+      });
+    }
+  } finally {
+    await pool.close();
+    await service.stop();
+    await sink.stop();
+    await db.drop();
+  }
+}
+
+/** Bravo's payments at FAIRNESS_RATE until `stop()`, then (60 s at most) until the ERP has each one. */
+async function sendBravo(pool: Pool, sink: Sink, first: number, most: number, stop: () => boolean): Promise<{ latencies: number[]; sent: number }> {
+  const sentAt = new Map<string, number>();
+  const inflight: Promise<unknown>[] = [];
+  const started = performance.now();
+  for (let n = 0; n < most && !stop(); n++) {
+    const wait = started + (n * 1000) / FAIRNESS_RATE - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    const i = first + n;
+    const signed = signRequest('stripe', BENCH_STRIPE_SECRET, payload(`evt_bravo_${i}`, `b${i}`));
+    sentAt.set(`erp:order-paid:bravo:b${i}`, performance.now());
+    inflight.push(
+      pool.request({ method: 'POST', path: '/webhooks/stripe-bravo', headers: signed.headers, body: signed.body }).then(async (r) => {
+        await r.body.text();
+        if (r.statusCode !== 200) log(`bravo event ${i} answered ${r.statusCode}`);
+      }),
+    );
+  }
+  await Promise.all(inflight);
+  const deadline = performance.now() + 60_000;
+  while ([...sentAt.keys()].some((key) => !sink.firstSeen.has(key)) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  const latencies = [...sentAt].filter(([key]) => sink.firstSeen.has(key)).map(([key, t]) => sink.firstSeen.get(key)! - t);
+  return { latencies, sent: sentAt.size };
+}
+
+/**
  * Claim latency with no settled rows and with a million: the partial "due"
  * index holds only pending rows, so the claim should not notice the history.
  */
@@ -1250,6 +1395,18 @@ async function main(): Promise<void> {
       }
       pushTracingRatios('end to end service CPU per event', cpu);
       pushTracingRatios('end to end p50 latency', p50s);
+    }
+    if (only?.includes('fairness')) {
+      // Only by name: about a minute per run. Each pass alternates the variants' order.
+      for (let pass = 0; pass < rounds; pass++) {
+        const order = pass % 2 ? [...variants()].reverse() : variants();
+        for (const scenario of ['idle', 'burst', 'bulk replay'] as FairnessScenario[]) {
+          for (const variant of order) {
+            log(`fairness: ${scenario}${variant.label ? ` [${variant.label}]` : ''}...`);
+            await fairness(server, variant, scenario);
+          }
+        }
+      }
     }
     if (wanted('slowloris') && !agedBench) {
       log('valid requests among slow connections...');

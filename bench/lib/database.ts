@@ -77,8 +77,8 @@ export async function seedOrders(url: string, from: number, count: number): Prom
 }
 
 /** Orders awaiting payment and one pending `payment_intent.succeeded` event each, as the worker finds them. */
-export async function seedPaymentBacklog(url: string, from: number, count: number, status = 'pending'): Promise<void> {
-  await seedOrders(url, from, count);
+export async function seedPaymentBacklog(url: string, from: number, count: number, status = 'pending', withOrders = true): Promise<void> {
+  if (withOrders) await seedOrders(url, from, count);
   await withClient(url, async (c) => {
     await c.query(
       `INSERT INTO webhook_inbox (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload,

@@ -33,6 +33,14 @@ function endpointsFile(): string {
           secrets: [{ label: 'bench', env: 'BENCH_STRIPE_SECRET' }],
           toleranceSeconds: 600,
         },
+        // A second tenant: the fairness stage's steady sender beside acme's burst.
+        {
+          id: 'stripe-bravo',
+          provider: 'stripe',
+          tenantId: 'bravo',
+          secrets: [{ label: 'bench', value: BENCH_STRIPE_SECRET }],
+          toleranceSeconds: 600,
+        },
       ],
     }),
   );

@@ -131,6 +131,8 @@ export interface AppConfig {
     bufferPerClientMaxBytes: number;
     /** Accepts in flight (queued or committing) per client. */
     queuePerClientMax: number;
+    /** Accepts in flight (queued or committing) per endpoint. */
+    queuePerEndpointMax: number;
     trustedProxies: number;
   };
   /** HTTP server bounds: the headers and the whole request must arrive in time; open connections are capped. */

@@ -33,7 +33,7 @@ function daysOrForever(name: string, env: Env, fallback: number, min: number): n
   return days;
 }
 
-/** The intake bounds; a client's shares default to a fraction of the totals and never exceed them. */
+/** The intake bounds; a client's and an endpoint's shares default to a fraction of the totals. */
 function intakeLimits(env: Env): AppConfig['intake'] {
   const queueMax = int('INGEST_QUEUE_MAX', env, 4096, 1, 1_000_000);
   const bufferMaxBytes = int('INGEST_BUFFER_MAX_BYTES', env, 128 * 1024 * 1024, 1024, 16 * 1024 * 1024 * 1024);
@@ -44,6 +44,7 @@ function intakeLimits(env: Env): AppConfig['intake'] {
     bufferPerClientMaxBytes: int('INGEST_BUFFER_PER_CLIENT_MAX_BYTES', env, Math.floor(bufferMaxBytes / 8), 1024, bufferMaxBytes),
     // Accepts in flight, queued or committing: at most a batch per flusher more than the queue holds.
     queuePerClientMax: int('INGEST_QUEUE_PER_CLIENT_MAX', env, Math.max(1, Math.floor(queueMax / 4)), 1, 1_000_000),
+    queuePerEndpointMax: int('INGEST_QUEUE_PER_ENDPOINT_MAX', env, Math.max(1, Math.floor(queueMax / 2)), 1, 1_000_000),
     trustedProxies: int('INGEST_TRUSTED_PROXIES', env, 0, 0, 10),
   };
 }

@@ -32,6 +32,10 @@ export function createDataSource(url: string, poolSize = POOL_SIZE): DataSource 
       // and every prepared statement planned again. At moderate rates, bursts used to reopen them.
       idleTimeoutMillis: 0,
       application_name: 'webhook-inbox',
+      // Short statements only: JIT compiling (tens of ms) never pays here, and the planner's guesses
+      // for the fair claim's walk over tenants (one per tenant, sized as if there were a hundred)
+      // sit near its threshold.
+      options: '-c jit=off',
       // A statement is sent while the ones before it are still out (each with its own Sync, so a
       // failure outside a transaction touches no other): runInTransaction sends BEGIN
       // with the first statement and COMMIT with the last ones, in one round trip each.

@@ -3,7 +3,7 @@ import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { AcceptToDoneMetrics, WorkerMetrics } from './worker.metrics';
 import { InboxEventProcessor } from './inbox-event.processor';
-import { InboxRepository, InsertClaim } from './inbox.repository';
+import { compareIds, InboxRepository, InsertClaim } from './inbox.repository';
 import { InboxEvent } from './inbox.types';
 import type { WorkerIntake } from './worker-intake.port';
 
@@ -231,7 +231,9 @@ export class InboxWorker implements WorkerIntake {
     const least = this.processor.handledTogether(events) ? MIN_SPLIT : 1;
     const size = Math.min(TRANSACTION_BATCH, Math.max(least, Math.ceil(events.length / lanes)));
     const batches: InboxEvent[][] = [];
-    for (let i = 0; i < events.length; i += size) batches.push(events.slice(i, i + size));
+    // A claim comes in tenants' turns (the first batch starts every tenant's oldest events); a batch
+    // applies its events in arrival order.
+    for (let i = 0; i < events.length; i += size) batches.push(events.slice(i, i + size).sort((a, b) => compareIds(a.id, b.id)));
     return batches;
   }
 

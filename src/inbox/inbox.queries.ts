@@ -47,6 +47,14 @@ export function acceptMany(rows: number): string {
   RETURNING id, source_scope, event_id, (xmax = 0) AS inserted, status, payload_sha256, verified_with, received_at`;
 }
 
+/**
+ * Due rows the fair claim reads per tenant, unlocked: a full claim's worth (the worker's
+ * CLAIM_BATCH), so a tenant alone with due work fills a claim. A literal, not the claim's
+ * limit: with a parameter here the generic plan guessed a tenth of the index per tenant,
+ * looked expensive enough for JIT (70 ms), and PostgreSQL planned every claim anew instead.
+ */
+const CANDIDATES_PER_TENANT = 512;
+
 const EVENT_COLUMNS = `i.id, i.source_scope, i.event_id, i.tenant_id, i.provider, i.endpoint_id, i.event_type,
   i.payload, i.payload_sealed, i.payload_key_id, i.attempts, i.received_at, i.trace_context, i.source_facts`;
 
@@ -62,27 +70,59 @@ const HISTORY_OF_EXPIRED = `lost AS (
   )`;
 
 /**
- * Claims up to $3 due pending rows (index webhook_inbox_due) and up to $3 rows
- * whose lease expired (index webhook_inbox_leased) for worker $2 until $1 + $4 ms.
- * SKIP LOCKED lets any number of instances claim side by side. A reclaimed lease
- * counts as a lost attempt, so an event that kills its worker is not retried forever.
- * A new row is due at its insert's now(), in microseconds: the database clock
- * counts too, or a claim in the same millisecond as the commit (a JS Date has no
- * finer grain) would miss the event and leave it to the next poll.
+ * Claims up to $3 due pending rows, the tenants with due work served in turn, and up
+ * to $3 rows whose lease expired (index webhook_inbox_leased) for worker $2 until
+ * $1 + $4 ms. Fairness (issue 34): a loose scan of webhook_inbox_due_tenant finds each
+ * tenant with pending rows (one index probe per tenant, however many rows), and each
+ * tenant's due rows are read oldest first (`turn` 1, 2, ...) from the same index; the
+ * claim takes every tenant's first turn, then every second one, ..., so one tenant's
+ * burst takes its share of each claim and no more, and FIFO holds within a tenant. A
+ * tenant alone with due work fills the claim as before. Candidates are read unlocked,
+ * at most CANDIDATES_PER_TENANT per tenant, and locked in turn order up to $3 (SKIP
+ * LOCKED: past the rows another instance's claim holds right now); the lock re-checks
+ * that a row is still pending and due, and only the claimed rows are locked. The
+ * limits the planner sees are literals or hidden (opaque): see CANDIDATES_PER_TENANT.
+ * SKIP LOCKED lets any number of instances claim side by side. A
+ * reclaimed lease counts as a lost attempt, so an event that kills its worker is not
+ * retried forever. A new row is due at its insert's now(), in microseconds: the
+ * database clock counts too, or a claim in the same millisecond as the commit (a JS
+ * Date has no finer grain) would miss the event and leave it to the next poll.
+ * Each claimed row comes back with its `turn`, so the worker starts every tenant's
+ * first events first.
  */
 export const CLAIM = `
-  WITH due AS (
-    SELECT id FROM webhook_inbox
-     WHERE status = 'pending' AND next_attempt_at <= greatest($1::timestamptz, now())
-     ORDER BY next_attempt_at
-     LIMIT $3
-       FOR UPDATE SKIP LOCKED
+  WITH RECURSIVE tenants AS (
+    (SELECT tenant_id FROM webhook_inbox WHERE status = 'pending' ORDER BY tenant_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT i.tenant_id FROM webhook_inbox i
+             WHERE i.status = 'pending' AND i.tenant_id > t.tenant_id
+             ORDER BY i.tenant_id LIMIT 1)
+      FROM tenants t WHERE t.tenant_id IS NOT NULL
+  ), candidates AS (
+    SELECT d.id, d.next_attempt_at, row_number() OVER (PARTITION BY t.tenant_id ORDER BY d.next_attempt_at, d.id) AS turn
+      FROM tenants t
+     CROSS JOIN LATERAL (
+       SELECT i.id, i.next_attempt_at FROM webhook_inbox i
+        WHERE i.status = 'pending' AND i.tenant_id = t.tenant_id AND i.next_attempt_at <= greatest(${opaque(1, 'timestamptz')}, now())
+        ORDER BY i.next_attempt_at
+        LIMIT ${CANDIDATES_PER_TENANT}) d
+     WHERE t.tenant_id IS NOT NULL
+  ), due AS (
+    SELECT locked.id, c.turn
+      FROM (SELECT * FROM candidates ORDER BY turn, next_attempt_at LIMIT ${2 * CANDIDATES_PER_TENANT}) c
+     CROSS JOIN LATERAL (
+       SELECT i.id FROM webhook_inbox i
+        WHERE i.id = c.id AND i.status = 'pending' AND i.next_attempt_at <= greatest(${opaque(1, 'timestamptz')}, now())
+          FOR UPDATE SKIP LOCKED) locked
+     LIMIT ${opaque(3, 'int')}
   ), expired AS (
     SELECT id, locked_by FROM webhook_inbox
      WHERE status = 'processing' AND locked_until < $1
      ORDER BY locked_until
      LIMIT $3
        FOR UPDATE SKIP LOCKED
+  ), picked AS (
+    SELECT id, turn FROM (SELECT id, turn FROM due UNION ALL SELECT id, 1 FROM expired) AS p LIMIT $3
   ), claimed AS (
     UPDATE webhook_inbox i
        SET status = 'processing',
@@ -90,8 +130,9 @@ export const CLAIM = `
            locked_until = $1::timestamptz + $4 * interval '1 millisecond',
            attempts = i.attempts + (i.status = 'processing')::int,
            last_error = CASE WHEN i.status = 'processing' THEN 'lease_expired' ELSE i.last_error END
-     WHERE i.id IN (SELECT id FROM (SELECT id FROM due UNION ALL SELECT id FROM expired) AS picked LIMIT $3)
-    RETURNING ${EVENT_COLUMNS}
+      FROM picked p
+     WHERE i.id = p.id
+    RETURNING ${EVENT_COLUMNS}, p.turn
   ), ${HISTORY_OF_EXPIRED}
   SELECT * FROM claimed`;
 

@@ -56,6 +56,10 @@ interface EventRow extends IdentityRow {
   source_facts: SourceFacts | null;
 }
 
+interface ClaimedRow extends EventRow {
+  turn: string;
+}
+
 /** The worker's and the ingestion's `webhook_inbox` SQL (the operators' is in InboxAdminRepository). */
 @Injectable()
 export class InboxRepository {
@@ -110,11 +114,15 @@ export class InboxRepository {
     });
   }
 
-  /** One short autocommit statement: claims due and lease-expired rows under the claim token `lease`. */
+  /**
+   * One short autocommit statement: claims due and lease-expired rows under the claim token `lease`,
+   * the tenants in turn. The events come back in turns (every tenant's first, then every second one,
+   * ...), each turn in arrival order: the worker's first batches hold every tenant's first events.
+   */
   async claim(lease: string, now: Date, limit: number, leaseMs: number): Promise<InboxEvent[]> {
-    const rows = await queryPrepared<EventRow>(this.dataSource, 'inbox_claim', CLAIM, [now, lease, limit, leaseMs]);
-    // UPDATE ... RETURNING has no order: put the events back in arrival order, which a batch applies them in.
-    rows.sort((a, b) => compareIds(a.id, b.id));
+    const rows = await queryPrepared<ClaimedRow>(this.dataSource, 'inbox_claim', CLAIM, [now, lease, limit, leaseMs]);
+    // UPDATE ... RETURNING has no order.
+    rows.sort((a, b) => Number(a.turn) - Number(b.turn) || compareIds(a.id, b.id));
     return rows.map((r) => {
       const opened = this.payloads.open(r);
       return {

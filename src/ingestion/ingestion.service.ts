@@ -189,8 +189,8 @@ export class IngestionService {
     let result;
     const commit = span && this.tracing.startSpan('webhook.commit');
     try {
-      // A webhook's place in the accept queue counts against its client's share (reconciliation has no client).
-      hold?.admit();
+      // A webhook's place in the accept queue counts against its client's and its endpoint's shares (reconciliation has no client).
+      hold?.admit(endpoint.id);
       result = await this.inbox.accept({
         sourceScope,
         eventId: event.eventId,
@@ -208,7 +208,7 @@ export class IngestionService {
       });
     } catch (error) {
       if (isInvalidData(error)) throw new BadRequestError('unsupported_json', 'the JSON body cannot be stored');
-      // The accept queue (or the client's share of it) was full, or the commit did not answer within its deadline.
+      // The accept queue (or the client's or the endpoint's share of it) was full, or the commit did not answer within its deadline.
       if (error instanceof AppError && error.status === 503) throw error;
       // Unknown outcome: the provider must retry; the unique identity absorbs the retry.
       this.logger.error({ endpointId: endpoint.id, eventId: event.eventId, err: describe(error) }, 'accept failed');

@@ -11,8 +11,11 @@ import { intakeClientOf } from './intake-client';
 export interface BodyHold {
   /** Takes `bytes` more; throws BusyError (503, connection closed) past the budget or past its client's share of it. */
   take(bytes: number): void;
-  /** Takes a place among its client's accepts in flight (queued or committing); throws BusyError (503) past the client's share. */
-  admit(): void;
+  /**
+   * Takes a place among its client's and its endpoint's accepts in flight (queued or committing);
+   * throws BusyError (503) past either share.
+   */
+  admit(endpointId: string): void;
   close(): void;
 }
 
@@ -29,11 +32,16 @@ interface ClientShare {
  * or large senders together cannot exhaust the heap; and a share of it, and of
  * the accept queue, per client (intake-client.ts), so one client filling its
  * share is refused (`intake_client_busy`) while the others are still answered.
+ * The accept queue is shared per endpoint too (once the request is verified):
+ * one endpoint's flood (a provider's bulk update, a storm of one organisation)
+ * is refused `intake_endpoint_busy` first, and the other endpoints keep the rest.
  */
 @Injectable()
 export class IntakeBudget {
   private buffered = 0;
   private readonly clients = new Map<string, ClientShare>();
+  /** Accepts in flight per endpoint; an endpoint is dropped when it has none. */
+  private readonly endpoints = new Map<string, number>();
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig, registry: MetricsRegistry, inbox: InboxService) {
     const budget = this;
@@ -60,7 +68,7 @@ export class IntakeBudget {
     const limits = this.config.intake;
     const client = intakeClientOf(req.socket.remoteAddress, req.headers['x-forwarded-for'], limits.trustedProxies);
     let held = 0;
-    let admitted = false;
+    let admitted: string | undefined;
     // The client's entry is looked up each time: it is dropped whenever its last hold gives everything back.
     return {
       take: (bytes) => {
@@ -71,21 +79,29 @@ export class IntakeBudget {
         mine.bytes += bytes;
         held += bytes;
       },
-      admit: () => {
+      admit: (endpointId) => {
         const mine = this.shareOf(client);
         if (mine.accepts >= limits.queuePerClientMax) throw new BusyError('intake_client_busy', 1);
+        const endpointAccepts = this.endpoints.get(endpointId) ?? 0;
+        if (endpointAccepts >= limits.queuePerEndpointMax) throw new BusyError('intake_endpoint_busy', 1);
         mine.accepts++;
-        admitted = true;
+        this.endpoints.set(endpointId, endpointAccepts + 1);
+        admitted = endpointId;
       },
       close: () => {
         const mine = this.clients.get(client);
         if (!mine) return;
         this.buffered -= held;
         mine.bytes -= held;
-        if (admitted) mine.accepts--;
+        if (admitted !== undefined) {
+          mine.accepts--;
+          const left = this.endpoints.get(admitted)! - 1;
+          if (left === 0) this.endpoints.delete(admitted);
+          else this.endpoints.set(admitted, left);
+        }
         if (mine.bytes === 0 && mine.accepts === 0) this.clients.delete(client);
         held = 0;
-        admitted = false;
+        admitted = undefined;
       },
     };
   }

@@ -26,8 +26,8 @@ export class DestinationGates {
     private readonly metrics: RelayMetrics,
   ) {}
 
-  /** One read of every destination's row, then a write for each whose admission changes it. */
-  async admit(now: Date, wanted: number, probeLeaseMs: number): Promise<Map<string, Admission>> {
+  /** One read of every destination's row, then a write for each whose admission changes it; `wanted`: entries a round would take of each. */
+  async admit(now: Date, wanted: (destination: string) => number, probeLeaseMs: number): Promise<Map<string, Admission>> {
     const names = this.destinations.names();
     let states = await this.repository.readDestinations(names);
     if (states.length < names.length) {
@@ -36,9 +36,16 @@ export class DestinationGates {
     }
     const admissions = new Map<string, Admission>();
     for (const state of states) {
+      const room = wanted(state.destination);
+      if (room === 0) {
+        // Its requests in flight fill this instance's share: nothing to ask of the shared row.
+        this.known.set(state.destination, state);
+        admissions.set(state.destination, { grant: 0, probe: false });
+        continue;
+      }
       const settings = this.destinations.get(state.destination)!.settings;
       const admission = await this.change(state, (s) => {
-        const a = admit(s, settings, now, wanted, probeLeaseMs);
+        const a = admit(s, settings, now, room, probeLeaseMs);
         return { next: a.next, transitions: a.transition ? [a.transition] : [], result: a };
       });
       admissions.set(state.destination, admission ?? { grant: 0, probe: false });

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } f
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { PgNotifications } from '../database/pg-notifications';
-import { OutboxRelay, RELAY_BATCH_SIZE } from './outbox-relay';
+import { OutboxRelay } from './outbox-relay';
 import { OUTBOX_CHANNEL } from './outbox.types';
 
 /**
@@ -10,8 +10,8 @@ import { OUTBOX_CHANNEL } from './outbox.types';
  * instances with the `relay` role. Up to two rounds overlap, so an entry
  * committed while a round waits for its slowest delivery is claimed at once
  * instead of after it (the per-destination limits are shared by the rounds).
- * A full batch is followed at once by another, so a backlog drains without
- * waiting for ticks. Started, the relay also takes entries handed over by this
+ * A round that took a destination's whole budget is followed at once by another,
+ * so a backlog drains without waiting for ticks. Started, the relay also takes entries handed over by this
  * instance's writer (OutboxRelay.handOver); the ticks still read each destination's
  * shared state, which that decision relies on.
  */
@@ -36,7 +36,7 @@ export class OutboxRelayScheduler implements OnApplicationBootstrap, OnModuleDes
     this.stopped = false;
     this.scheduler.addInterval(OutboxRelayScheduler.INTERVAL, setInterval(() => this.tick(), this.config.relay.pollMs));
     await this.notifications.listen(OUTBOX_CHANNEL, () => this.tick());
-    this.relay.start();
+    this.relay.start(() => this.tick());
     this.tick();
   }
 
@@ -57,7 +57,8 @@ export class OutboxRelayScheduler implements OnApplicationBootstrap, OnModuleDes
 
   private async round(): Promise<void> {
     try {
-      if ((await this.relay.runOnce()) >= RELAY_BATCH_SIZE) this.again = true;
+      await this.relay.runOnce();
+      if (this.relay.behind) this.again = true;
     } catch (error) {
       // The database may be down: the next tick tries again.
       this.logger.error({ err: (error as Error).message }, 'relay round failed');

@@ -53,6 +53,20 @@ class Semaphore {
 
   constructor(private readonly limit: number) {}
 
+  /**
+   * Requests a round may still claim for this destination: what starts at once and one more
+   * wave behind it. A claim beyond would wait here behind the rounds before it, in arrival order,
+   * and hold up the next claim, which serves the tenants in turn (issue 34).
+   */
+  get room(): number {
+    return Math.max(0, 2 * this.limit - this.active - this.waiting.length);
+  }
+
+  /** A request would start at once. */
+  get free(): boolean {
+    return this.active < this.limit && this.waiting.length === 0;
+  }
+
   async run<T>(task: () => Promise<T>): Promise<T> {
     if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
     else this.active++;
@@ -122,6 +136,9 @@ export class OutboxRelay implements RelayIntake {
   /** The last claim came back full: claimed rounds drain the backlog before anything is handed over. */
   private backlog = false;
   private readonly handedRounds = new Set<Promise<void>>();
+  /** A round found a destination without room (Semaphore.room): the next request to finish wakes the scheduler. */
+  private starved = false;
+  private wakeOnRoom?: () => void;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -134,9 +151,13 @@ export class OutboxRelay implements RelayIntake {
     @Optional() @Inject(RELAY_FAULT_HOOK) private readonly faultHook?: RelayFaultHook,
   ) {}
 
-  /** Scheduled: from now on, the writer may commit entries already claimed for this relay (handOver). */
-  start(): void {
+  /**
+   * Scheduled: from now on, the writer may commit entries already claimed for this relay (handOver);
+   * `wake` starts a round when a request finishes after a round found no room for a destination.
+   */
+  start(wake?: () => void): void {
     this.started = true;
+    this.wakeOnRoom = wake;
   }
 
   /** No new hand-over; resolves once the handed-over rounds in flight have recorded their outcomes. */
@@ -154,7 +175,9 @@ export class OutboxRelay implements RelayIntake {
   handOver(): HandOver | undefined {
     if (!this.started || this.stopped || this.backlog || this.handedRounds.size >= MAX_HANDED_ROUNDS) return undefined;
     const now = this.clock.now();
-    const destinations = this.gates.unhindered(now, this.config.relay.leaseMs);
+    // Only where requests start at once: handed-over entries queued behind others would hold up the
+    // claims, which take their share of the room (Semaphore.room) and serve the tenants in turn.
+    const destinations = this.gates.unhindered(now, this.config.relay.leaseMs).filter((name) => this.isFree(name));
     if (destinations.length === 0) return undefined;
     return { lease: this.nextLease(), until: new Date(now.getTime() + this.config.relay.leaseMs), destinations };
   }
@@ -173,15 +196,23 @@ export class OutboxRelay implements RelayIntake {
   async runOnce(): Promise<number> {
     const lease = this.nextLease();
     const { leaseMs } = this.config.relay;
-    const admissions = await this.gates.admit(this.clock.now(), RELAY_BATCH_SIZE, leaseMs);
+    const admissions = await this.gates.admit(
+      this.clock.now(),
+      (name) => {
+        const room = this.room(name);
+        if (room === 0) this.starved = true;
+        return room;
+      },
+      leaseMs,
+    );
     const budgets = new Map<string, number>();
     for (const [name, admission] of admissions) if (admission.grant > 0) budgets.set(name, admission.grant);
     if (budgets.size === 0) return 0;
     const claimedAt = this.clock.now();
     const { entries, held } = await this.repository.claim(lease, claimedAt, leaseMs, budgets, RELAY_BATCH_SIZE);
-    this.backlog = entries.length + held.length >= RELAY_BATCH_SIZE;
     const claimed = new Map<string, number>();
     for (const e of entries) claimed.set(e.destination, (claimed.get(e.destination) ?? 0) + 1);
+    this.backlog = held.length >= RELAY_BATCH_SIZE || [...budgets].some(([name, budget]) => (claimed.get(name) ?? 0) >= budget);
     await this.gates.giveBack(admissions, claimed);
     for (const h of held) this.metrics.heldBack(h.destination);
     if (entries.length > 0) await this.deliver(lease, new Date(claimedAt.getTime() + leaseMs), entries);
@@ -274,6 +305,11 @@ export class OutboxRelay implements RelayIntake {
       // A destination bug must not stall the batch; the entry stays uncertain.
       const result = { kind: 'retry' as const, error: `destination error: ${(error as Error).message}`, outcomeUnknown: true };
       return Object.assign(this.outcome(entry, result), facts);
+    } finally {
+      if (this.starved) {
+        this.starved = false;
+        this.wakeOnRoom?.();
+      }
     }
   }
 
@@ -340,6 +376,22 @@ export class OutboxRelay implements RelayIntake {
     const delay = retryDelayMs(entry.attempts, this.config.retry, result.retryAfterMs);
     const nextAttemptAt = new Date(this.clock.now().getTime() + delay);
     return Object.assign(base, { status: 'pending' as const, nextAttemptAt, lastError: result.error, outcomeUnknown });
+  }
+
+  /** How many entries of `name` a round may claim: a batch at most, and no more than its requests' room (Semaphore.room). */
+  private room(name: string): number {
+    const destination = this.destinations.get(name);
+    return destination ? Math.min(RELAY_BATCH_SIZE, this.limit(name, destination).room) : RELAY_BATCH_SIZE;
+  }
+
+  private isFree(name: string): boolean {
+    const destination = this.destinations.get(name);
+    return destination !== undefined && this.limit(name, destination).free;
+  }
+
+  /** The last claim took a destination's whole budget: more may be due at once. */
+  get behind(): boolean {
+    return this.backlog;
   }
 
   private limit(name: string, destination: Destination): Semaphore {

@@ -11,8 +11,12 @@ import { opaque } from '../database/prepared-statement';
  * - `delivering` rows whose lease expired (index outbox_leased: their relay died
  *   mid-flight); a reclaimed lease may already have reached the destination, so its
  *   outcome becomes unknown;
- * - due `pending` rows (index outbox_due_destination, one range per destination, so a
- *   destination whose circuit is open leaves its backlog unread), at most $6 of them.
+ * - due `pending` rows, the tenants in turn within each destination (issue 34): a loose
+ *   scan of index outbox_due_destination_tenant finds each (destination, tenant) with
+ *   pending entries, each one's due rows are read oldest first, at most $6 of them (one
+ *   range per destination and tenant, so a destination whose circuit is open leaves its
+ *   backlog unread), and the destination's budget takes every tenant's first entry, then
+ *   every second one, ...: one tenant's backlog no longer delays another's entries.
  * A due row with an earlier entry of its aggregate and destination not yet `delivered`
  * (probe of index outbox_aggregate) is held: it is not claimed but put back for $7 ms,
  * so held rows do not clog the head of the index (a delivery releases its successors
@@ -21,7 +25,7 @@ import { opaque } from '../database/prepared-statement';
  * statement. Due by the database clock too: see the inbox CLAIM.
  */
 export const CLAIM_OUTBOX = `
-  WITH budget AS (
+  WITH RECURSIVE budget AS (
     -- Only the arrays opaque: with its limit and lease bound hidden as well, the generic plan
     -- cost a drain of 20,000 deliveries 20-30% of its rate.
     SELECT * FROM unnest(${opaque(4, 'text[]')}, ${opaque(5, 'int[]')}) AS b(destination, n)
@@ -34,9 +38,21 @@ export const CLAIM_OUTBOX = `
         ORDER BY o.locked_until
         LIMIT $6
           FOR UPDATE SKIP LOCKED) x
+  ), queues AS (
+    -- Every (destination, tenant) with pending entries: one probe of outbox_due_destination_tenant each.
+    (SELECT destination, tenant_id FROM outbox WHERE status = 'pending' ORDER BY destination, tenant_id LIMIT 1)
+    UNION ALL
+    SELECT n.destination, n.tenant_id
+      FROM queues k
+     CROSS JOIN LATERAL (
+       SELECT o.destination, o.tenant_id FROM outbox o
+        WHERE o.status = 'pending' AND (o.destination, o.tenant_id) > (k.destination, k.tenant_id)
+        ORDER BY o.destination, o.tenant_id LIMIT 1) n
   ), due AS (
-    SELECT b.destination, b.n, x.id, x.held, 1 AS src, x.at
+    SELECT b.destination, b.n, x.id, x.held, 1 AS src, x.at,
+           row_number() OVER (PARTITION BY b.destination, k.tenant_id, x.held ORDER BY x.at, x.id) AS turn
       FROM budget b
+      JOIN queues k ON k.destination = b.destination
      CROSS JOIN LATERAL (
        SELECT o.id, o.next_attempt_at AS at,
               o.aggregate IS NOT NULL AND EXISTS (
@@ -44,14 +60,15 @@ export const CLAIM_OUTBOX = `
                  WHERE e.tenant_id = o.tenant_id AND e.aggregate = o.aggregate AND e.aggregate_seq < o.aggregate_seq
                    AND e.destination = o.destination AND e.status <> 'delivered') AS held
          FROM outbox o
-        WHERE o.status = 'pending' AND o.destination = b.destination AND o.next_attempt_at <= greatest($1::timestamptz, now())
+        WHERE o.status = 'pending' AND o.destination = b.destination AND o.tenant_id = k.tenant_id
+          AND o.next_attempt_at <= greatest($1::timestamptz, now())
         ORDER BY o.next_attempt_at
         LIMIT $6
           FOR UPDATE SKIP LOCKED) x
   ), picked AS (
     SELECT id, held FROM (
-      SELECT id, held, n, row_number() OVER (PARTITION BY destination, held ORDER BY src, at) AS rank
-        FROM (SELECT * FROM expired UNION ALL SELECT * FROM due) candidate
+      SELECT id, held, n, row_number() OVER (PARTITION BY destination, held ORDER BY src, turn, at, id) AS rank
+        FROM (SELECT *, 0 AS turn FROM expired UNION ALL SELECT * FROM due) candidate
     ) ranked
      WHERE held OR rank <= n
   )

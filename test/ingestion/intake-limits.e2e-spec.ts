@@ -39,12 +39,14 @@ function head(signed: { headers: Record<string, string>; body: string }): string
 const post = (t: TestApp, signed: { headers: Record<string, string>; body: string }) =>
   request(t.url).post('/webhooks/stripe-acme').set(signed.headers).send(signed.body);
 
-/** A signed webhook sent from `localAddress`: its status and reason. */
-function postFrom(t: TestApp, localAddress: string, signed: { headers: Record<string, string>; body: string }): Promise<{ status: number; reason?: string }> {
+type Answer = { status: number; reason?: string };
+
+/** A signed webhook sent from `localAddress` to `endpointId`: its status and reason. */
+function postFrom(t: TestApp, localAddress: string, signed: { headers: Record<string, string>; body: string }, endpointId = 'stripe-acme'): Promise<Answer> {
   const { hostname, port } = new URL(t.url);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: hostname, port: Number(port), localAddress, method: 'POST', path: '/webhooks/stripe-acme', headers: { ...signed.headers, 'Content-Length': Buffer.byteLength(signed.body) } },
+      { host: hostname, port: Number(port), localAddress, method: 'POST', path: `/webhooks/${endpointId}`, headers: { ...signed.headers, 'Content-Length': Buffer.byteLength(signed.body) } },
       (res) => {
         let text = '';
         res.on('data', (d) => (text += d));
@@ -204,30 +206,43 @@ describe('Intake limits before authentication', () => {
     });
 
     it('one address past its share of the accept queue: 503 intake_client_busy at once, another address still queued and accepted', async () => {
-      await locker.query('BEGIN');
-      await locker.query('LOCK TABLE webhook_inbox IN EXCLUSIVE MODE');
-      let released = false;
-      const release = async () => {
-        if (!released) await locker.query('ROLLBACK');
-        released = true;
-      };
-      try {
-        const hog = ['evt_qa1', 'evt_qa2'].map((id) => postFrom(t, '127.0.0.2', signStripe(stripeEvent({ id }), SECRET)));
-        await waitFor('the first address to fill its share', async () => (await gauge(t, 'webhook_intake_queued')) >= 1);
-        const over = await postFrom(t, '127.0.0.2', signStripe(stripeEvent({ id: 'evt_qa3' }), SECRET));
-        expect(over).toEqual({ status: 503, reason: 'intake_client_busy' });
-        const other = postFrom(t, '127.0.0.3', signStripe(stripeEvent({ id: 'evt_qb1' }), SECRET));
-        await waitFor('the other address to be queued', async () => (await gauge(t, 'webhook_intake_queued')) >= 2);
-        await release();
-        expect(await Promise.all([...hog, other])).toEqual([200, 200, 200].map((status) => ({ status, reason: undefined })));
-      } finally {
-        await release();
-      }
-      expect((await db.query<{ event_id: string }>('SELECT event_id FROM webhook_inbox ORDER BY event_id')).map((r) => r.event_id)).toEqual([
-        'evt_qa1',
-        'evt_qa2',
-        'evt_qb1',
-      ]);
+      const committed = await shareFilled(t, db, locker, 'intake_client_busy', {
+        fill: () => ['evt_qa1', 'evt_qa2'].map((id) => postFrom(t, '127.0.0.2', signStripe(stripeEvent({ id }), SECRET))),
+        over: () => postFrom(t, '127.0.0.2', signStripe(stripeEvent({ id: 'evt_qa3' }), SECRET)),
+        other: () => postFrom(t, '127.0.0.3', signStripe(stripeEvent({ id: 'evt_qb1' }), SECRET)),
+      });
+      expect(committed).toEqual(['evt_qa1', 'evt_qa2', 'evt_qb1']);
+    });
+  });
+
+  describe('per-endpoint shares (issue 34)', () => {
+    let t: TestApp;
+    let locker: Client;
+    beforeAll(async () => {
+      t = await startTestApp({
+        databaseUrl: db.url,
+        endpoints: [...endpoints, { ...endpoints[0], id: 'stripe-bravo', tenantId: 'bravo' }],
+        env: { INGEST_FLUSHERS: '1', INGEST_BATCH_MAX: '1', INGEST_QUEUE_MAX: '8', INGEST_QUEUE_PER_ENDPOINT_MAX: '2', INGEST_QUEUE_WAIT_MS: '5000' },
+      });
+      locker = new Client({ connectionString: db.url });
+      await locker.connect();
+    });
+    afterAll(async () => {
+      await locker?.end();
+      await t?.close();
+    });
+
+    it("one endpoint past its share of the accept queue: 503 intake_endpoint_busy for it, from any address; another endpoint's event is still queued and accepted", async () => {
+      // Two addresses, one endpoint: the endpoint's share fills, not either client's.
+      const committed = await shareFilled(t, db, locker, 'intake_endpoint_busy', {
+        fill: () => [
+          postFrom(t, '127.0.0.4', signStripe(stripeEvent({ id: 'evt_ea1' }), SECRET)),
+          postFrom(t, '127.0.0.5', signStripe(stripeEvent({ id: 'evt_ea2' }), SECRET)),
+        ],
+        over: () => postFrom(t, '127.0.0.6', signStripe(stripeEvent({ id: 'evt_ea3' }), SECRET)),
+        other: () => postFrom(t, '127.0.0.6', signStripe(stripeEvent({ id: 'evt_eb1' }), SECRET), 'stripe-bravo'),
+      });
+      expect(committed).toEqual(['evt_ea1', 'evt_ea2', 'evt_eb1']);
     });
   });
 
@@ -238,7 +253,14 @@ describe('Intake limits before authentication', () => {
       t = await startTestApp({
         databaseUrl: db.url,
         endpoints,
-        env: { INGEST_FLUSHERS: '1', INGEST_BATCH_MAX: '1', INGEST_QUEUE_MAX: '2', INGEST_QUEUE_PER_CLIENT_MAX: '100', INGEST_QUEUE_WAIT_MS: '1500' },
+        env: {
+          INGEST_FLUSHERS: '1',
+          INGEST_BATCH_MAX: '1',
+          INGEST_QUEUE_MAX: '2',
+          INGEST_QUEUE_PER_CLIENT_MAX: '100',
+          INGEST_QUEUE_PER_ENDPOINT_MAX: '100',
+          INGEST_QUEUE_WAIT_MS: '1500',
+        },
       });
       locker = new Client({ connectionString: db.url });
       await locker.connect();
@@ -302,6 +324,39 @@ describe('Intake limits before authentication', () => {
 });
 
 /** A gauge of the app's /metrics (0 when absent). */
+/**
+ * With the inbox table locked (`locker`), so accepts stay in flight: the two accepts of `fill`
+ * take a share (one committing, one queued), `over` is refused 503 `reason` at once, and `other`
+ * is still queued; once released, the three are accepted. Resolves with the event ids committed.
+ */
+async function shareFilled(
+  t: TestApp,
+  db: TestDatabase,
+  locker: Client,
+  reason: string,
+  sends: { fill: () => Promise<Answer>[]; over: () => Promise<Answer>; other: () => Promise<Answer> },
+): Promise<string[]> {
+  await locker.query('BEGIN');
+  await locker.query('LOCK TABLE webhook_inbox IN EXCLUSIVE MODE');
+  let released = false;
+  const release = async () => {
+    if (!released) await locker.query('ROLLBACK');
+    released = true;
+  };
+  try {
+    const fill = sends.fill();
+    await waitFor('the share to fill', async () => (await gauge(t, 'webhook_intake_queued')) >= 1);
+    expect(await sends.over()).toEqual({ status: 503, reason });
+    const other = sends.other();
+    await waitFor('the other to be queued', async () => (await gauge(t, 'webhook_intake_queued')) >= 2);
+    await release();
+    expect(await Promise.all([...fill, other])).toEqual([200, 200, 200].map((status) => ({ status, reason: undefined })));
+  } finally {
+    await release();
+  }
+  return (await db.query<{ event_id: string }>('SELECT event_id FROM webhook_inbox ORDER BY event_id')).map((r) => r.event_id);
+}
+
 async function gauge(t: TestApp, name: string): Promise<number> {
   const text = (await request(t.url).get('/metrics')).text;
   const line = text.split('\n').find((l) => l.startsWith(`${name} `));

@@ -33,7 +33,7 @@ CREATE UNIQUE INDEX outbox_aggregate ON public.outbox USING btree (tenant_id, ag
 
 CREATE INDEX outbox_created ON public.outbox USING btree (created_at, id);
 
-CREATE INDEX outbox_due_destination ON public.outbox USING btree (destination, next_attempt_at) WHERE (status = 'pending'::text);
+CREATE INDEX outbox_due_destination_tenant ON public.outbox USING btree (destination, tenant_id, next_attempt_at) WHERE (status = 'pending'::text);
 
 CREATE INDEX outbox_leased ON public.outbox USING btree (locked_until) WHERE (status = 'delivering'::text);
 

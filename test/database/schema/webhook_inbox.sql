@@ -38,7 +38,7 @@ ALTER TABLE webhook_inbox ADD CONSTRAINT webhook_inbox_pkey PRIMARY KEY (id);
 
 ALTER TABLE webhook_inbox ADD CONSTRAINT webhook_inbox_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'done'::text, 'ignored'::text, 'quarantined'::text])));
 
-CREATE INDEX webhook_inbox_due ON public.webhook_inbox USING btree (next_attempt_at) WHERE (status = 'pending'::text);
+CREATE INDEX webhook_inbox_due_tenant ON public.webhook_inbox USING btree (tenant_id, next_attempt_at) WHERE (status = 'pending'::text);
 
 CREATE UNIQUE INDEX webhook_inbox_identity ON public.webhook_inbox USING btree (source_scope, event_id);
 

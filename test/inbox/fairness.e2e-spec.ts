@@ -1,0 +1,86 @@
+import { InboxRepository } from '../../src/inbox/inbox.repository';
+import { OrdersService } from '../../src/orders/orders.service';
+import { TestApp, useTestApp } from '../support/test-app';
+import { TestDatabase } from '../support/test-database';
+import { ENDPOINTS, worker } from './worker-fixtures';
+
+const TENANTS = ['acme', 'bravo', 'carol'];
+const LEASE_MS = 30_000;
+
+/** `count` due payment events of `tenant`, inserted at once (a burst), oldest first by id. */
+async function burst(db: TestDatabase, tenant: string, count: number, prefix = tenant): Promise<void> {
+  await db.query(
+    `INSERT INTO webhook_inbox (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload, payload_sha256, verified_with, status)
+     SELECT $1 || ':stripe', $2 || '_' || g, $1, 'stripe', 'stripe-' || $1, 'payment_intent.succeeded',
+            jsonb_build_object('id', $2 || '_' || g, 'type', 'payment_intent.succeeded',
+              'data', jsonb_build_object('object', jsonb_build_object('id', 'pi_' || $2 || g, 'amount', 1000, 'currency', 'eur',
+                'metadata', jsonb_build_object('order_id', $2 || g)))),
+            repeat('0', 64), 'test', 'pending'
+       FROM generate_series(1, $3::int) g`,
+    [tenant, prefix, count],
+  );
+}
+
+describe('fairness: each claim serves the tenants with due work in turn (issue 34)', () => {
+  let t: TestApp;
+  let db: TestDatabase;
+  useTestApp(
+    {
+      endpoints: [...ENDPOINTS, ...TENANTS.slice(1).map((tenantId) => ({ ...ENDPOINTS[0], id: `stripe-${tenantId}`, tenantId }))],
+      env: { WORKER_LEASE_MS: String(LEASE_MS) },
+    },
+    (started) => ({ t, db } = started),
+  );
+  afterEach(() => db.query(`DELETE FROM webhook_inbox`));
+
+  const claim = (limit: number) => t.app.get(InboxRepository).claim(`test:${Math.random()}`, t.clock.now(), limit, LEASE_MS);
+  const ids = async (tenant: string) =>
+    (await db.query(`SELECT id FROM webhook_inbox WHERE tenant_id = $1 ORDER BY id`, [tenant])).map((r: { id: string }) => String(r.id));
+
+  it("a tenant's few events are in the next claim behind another tenant's burst, each tenant's own in arrival order", async () => {
+    await burst(db, 'acme', 300);
+    await burst(db, 'bravo', 3);
+    const acme = await ids('acme');
+
+    const first = await claim(64);
+    const byTenant = (events: { tenantId: string; id: string }[], tenant: string) => events.filter((e) => e.tenantId === tenant).map((e) => e.id);
+    expect(byTenant(first, 'bravo')).toEqual(await ids('bravo'));
+    // FIFO within the tenant: the oldest of the burst, none skipped.
+    expect(byTenant(first, 'acme')).toEqual(acme.slice(0, 61));
+    // In turns: every tenant's first events come first (the worker's first batch starts them).
+    expect(first.slice(0, 2).map((e) => e.tenantId).sort()).toEqual(['acme', 'bravo']);
+
+    const second = await claim(64);
+    expect(byTenant(second, 'acme')).toEqual(acme.slice(61, 125));
+  });
+
+  it('three tenants share a claim evenly; a tenant alone fills it', async () => {
+    await burst(db, 'acme', 300);
+    await burst(db, 'bravo', 100);
+    await burst(db, 'carol', 1);
+    const shares = Object.fromEntries(TENANTS.map((tenant) => [tenant, 0]));
+    for (const event of await claim(64)) shares[event.tenantId]++;
+    expect(shares.carol).toBe(1);
+    expect(Math.abs(shares.acme - shares.bravo)).toBeLessThanOrEqual(1);
+    expect(shares.acme + shares.bravo).toBe(63);
+
+    await db.query(`DELETE FROM webhook_inbox WHERE tenant_id <> 'acme'`);
+    expect(await claim(64)).toHaveLength(64);
+  });
+
+  it("one instance's worker applies another tenant's payments in its first claim behind a burst", async () => {
+    // More than a claim (CLAIM_BATCH) of acme's events, due first; bravo's two payments after them.
+    await burst(db, 'acme', 700);
+    const orders = t.app.get(OrdersService);
+    for (const id of ['bp1', 'bp2']) await orders.create({ tenantId: 'bravo', id, totalMinor: 1000, currency: 'eur', customerEmail: `${id}@example.com` });
+    await burst(db, 'bravo', 2, 'bp');
+
+    await worker(t).runOnce();
+    const paid = await db.query(`SELECT id FROM orders WHERE tenant_id = 'bravo' AND status = 'paid' ORDER BY id`);
+    expect(paid.map((o: { id: string }) => o.id)).toEqual(['bp1', 'bp2']);
+    // The claim took its share of acme's burst, no more (acme's events name no order: each is retried later).
+    const [{ untouched }] = await db.query(`SELECT count(*)::int AS untouched FROM webhook_inbox WHERE tenant_id = 'acme' AND attempts = 0 AND status = 'pending'`);
+    expect(untouched).toBe(700 - 510);
+  });
+});
+

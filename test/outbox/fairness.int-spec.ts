@@ -1,0 +1,52 @@
+import { OutboxRelay } from '../../src/outbox/outbox-relay';
+import { OutboxRepository } from '../../src/outbox/outbox.repository';
+import { FakeDestination, startFakeErp } from '../support/fake-destinations';
+import { startTestApp, TestApp, useTestApp } from '../support/test-app';
+import { createTestDatabase, TestDatabase } from '../support/test-database';
+import { insertErpRow } from './outbox-rows';
+
+/** The relay's claim within one destination serves the tenants with due entries in turn (issue 34). */
+describe("fairness: one tenant's backlog at a destination does not delay another tenant's entries", () => {
+  let t: TestApp;
+  let db: TestDatabase;
+  useTestApp({ env: { ERP_URL: 'http://127.0.0.1:9/erp' } }, (started) => ({ t, db } = started));
+
+  it("a claim with a budget of 10 takes the other tenant's entries and the backlog's oldest, in order", async () => {
+    const backlog: string[] = [];
+    for (let i = 0; i < 100; i++) backlog.push(await insertErpRow(db, `a${i}`, 'acme'));
+    const others = [await insertErpRow(db, 'b1', 'bravo'), await insertErpRow(db, 'b2', 'bravo')];
+
+    const claim = (relay: string) => t.app.get(OutboxRepository).claim(relay, t.clock.now(), 30_000, new Map([['erp', 10]]), 64);
+    const first = await claim('relay:1');
+    const keys = (tenant: string, c: typeof first) => c.entries.filter((e) => e.tenantId === tenant).map((e) => e.operationKey).sort();
+    expect(keys('bravo', first)).toEqual(others.sort());
+    expect(keys('acme', first)).toEqual(backlog.slice(0, 8).sort());
+
+    const second = await claim('relay:2');
+    expect(keys('acme', second)).toEqual(backlog.slice(8, 18).sort());
+  });
+});
+
+describe('the relay claims only what a destination can start soon, so the next claim (and the next tenant) comes soon', () => {
+  let db: TestDatabase;
+  let erp: FakeDestination;
+  let t: TestApp;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    erp = await startFakeErp();
+    t = await startTestApp({ databaseUrl: db.url, env: { ERP_URL: erp.url, DESTINATION_ERP_CONCURRENCY: '2' } });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await erp?.close();
+    await db?.drop();
+  });
+
+  it('a round takes twice the concurrency, not a batch', async () => {
+    for (let i = 0; i < 20; i++) await insertErpRow(db, `c${i}`, 'acme');
+    expect(await t.app.get(OutboxRelay).runOnce()).toBe(4);
+    expect(erp.posts()).toHaveLength(4);
+    const [{ pending }] = await db.query(`SELECT count(*)::int AS pending FROM outbox WHERE status = 'pending'`);
+    expect(pending).toBe(16);
+  });
+});
