@@ -38,7 +38,7 @@ function endpointsFile(): string {
           id: 'stripe-bravo',
           provider: 'stripe',
           tenantId: 'bravo',
-          secrets: [{ label: 'bench', value: BENCH_STRIPE_SECRET }],
+          secrets: [{ label: 'bench', env: 'BENCH_STRIPE_SECRET' }],
           toleranceSeconds: 600,
         },
       ],
@@ -64,7 +64,14 @@ export function postgresCpuByRole(): Map<string, number> {
   forEachPostgres((pid) => {
     const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
     const { own, children } = cpuFields(pid);
-    const role = !title.startsWith('postgres: ') ? 'postmaster' : /\d+\.\d+\.\d+\.\d+\(\d+\)|\[local\]/.test(title) ? 'backends' : title.slice(10).replace(/^\d+\/\w+: /, '').replace(/ \d+$/, '');
+    const role = !title.startsWith('postgres: ')
+      ? 'postmaster'
+      : /\d+\.\d+\.\d+\.\d+\(\d+\)|\[local\]/.test(title)
+        ? 'backends'
+        : title
+            .slice(10)
+            .replace(/^\d+\/\w+: /, '')
+            .replace(/ \d+$/, '');
     byRole.set(role, (byRole.get(role) ?? 0) + own);
     if (children > 0) byRole.set('exited', (byRole.get('exited') ?? 0) + children);
   });
