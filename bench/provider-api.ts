@@ -76,7 +76,16 @@ function event(i: number, prefix: string): StripeEventObject {
     livemode: false,
     type: 'payment_intent.succeeded',
     pending_webhooks: 1,
-    data: { object: { id: `pi_${prefix}_${i}`, object: 'payment_intent', amount: 1000, currency: 'eur', status: 'succeeded', metadata: { order_id: `${prefix}_${i}` } } },
+    data: {
+      object: {
+        id: `pi_${prefix}_${i}`,
+        object: 'payment_intent',
+        amount: 1000,
+        currency: 'eur',
+        status: 'succeeded',
+        metadata: { order_id: `${prefix}_${i}` },
+      },
+    },
   };
 }
 

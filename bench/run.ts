@@ -17,8 +17,28 @@ import type { JobHelpers } from 'graphile-worker';
 import { Pool as PgPool } from 'pg';
 import { Pool } from 'undici';
 import { signRequest } from '../src/cli/sign-request';
-import { drainOutcome, freshDatabase, migrate, seedOrders, seedPaymentBacklog, startServer, waitForCount, waitUntilNone, withClient, BenchServer } from './lib/database';
-import { BENCH_STRIPE_SECRET, BENCH_TOKEN, childrenCpuMs, machineBusyMs, postgresCpuByRole, postgresCpuMs, postgresWrites, startService } from './lib/service';
+import {
+  drainOutcome,
+  freshDatabase,
+  migrate,
+  seedOrders,
+  seedPaymentBacklog,
+  startServer,
+  waitForCount,
+  waitUntilNone,
+  withClient,
+  BenchServer,
+} from './lib/database';
+import {
+  BENCH_STRIPE_SECRET,
+  BENCH_TOKEN,
+  childrenCpuMs,
+  machineBusyMs,
+  postgresCpuByRole,
+  postgresCpuMs,
+  postgresWrites,
+  startService,
+} from './lib/service';
 import { Sink } from './lib/sink';
 import { FakeCollector } from './lib/collector';
 import { median, round, summarize } from './lib/stats';
@@ -43,7 +63,10 @@ const BENCH_KEY = { id: 'bench', key: randomBytes(32) };
 const ENCRYPTION_ON = { PAYLOAD_KEYS: `${BENCH_KEY.id}:${BENCH_KEY.key.toString('base64')}` };
 
 const quick = process.argv.includes('--quick');
-const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+const only = process.argv
+  .find((a) => a.startsWith('--only='))
+  ?.slice('--only='.length)
+  .split(',');
 const wanted = (stage: string) => !only || only.includes(stage);
 const SIZES = quick
   ? { seconds: 5, ingest: 6_000, drain: 10_000, graphile: 20_000, relay: 4_000, e2eSeconds: 5, settledRows: 100_000 }
@@ -90,14 +113,23 @@ let collector: FakeCollector | undefined;
 const OFF: Variant = { label: '', env: {} };
 
 /** --quiet-ab: the production defaults beside the settings the bench used until issue 38 (development mode, LOG_LEVEL=warn). */
-const QUIET: Variant = { label: 'NODE_ENV=development, LOG_LEVEL=warn (the bench before issue 38)', env: { NODE_ENV: 'development', LOG_LEVEL: 'warn' } };
+const QUIET: Variant = {
+  label: 'NODE_ENV=development, LOG_LEVEL=warn (the bench before issue 38)',
+  env: { NODE_ENV: 'development', LOG_LEVEL: 'warn' },
+};
 const PRODUCTION: Variant = { label: 'production defaults (NODE_ENV=production, LOG_LEVEL=info)', env: {} };
 
 function variants(): Variant[] {
   if (process.argv.includes('--quiet-ab')) return [PRODUCTION, QUIET];
   const before = process.env.BENCH_BEFORE_MAIN;
   // Another build beside this one, alternating in each round: an A/B of a change in one run.
-  if (!tracingBench) return before ? [{ label: 'before', env: {}, mainJs: before }, { label: 'after', env: {} }] : [OFF];
+  if (!tracingBench)
+    return before
+      ? [
+          { label: 'before', env: {}, mainJs: before },
+          { label: 'after', env: {} },
+        ]
+      : [OFF];
   const on = (ratio: string): Record<string, string> => ({
     OTEL_EXPORTER_OTLP_ENDPOINT: collector!.url,
     OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
@@ -150,7 +182,10 @@ async function baseline(server: BenchServer, protocol: 'prepared' | 'simple'): P
     // jsonb is parsed.
     await withClient(db.url, async (c) => {
       await c.query('CREATE TABLE bench_baseline (LIKE webhook_inbox INCLUDING ALL)');
-      await c.query('CREATE TABLE bench_payload AS SELECT $1::text AS scope, $2::text AS body', ['acme:stripe:platform:test', payload('evt_SPLIT', 'o1')]);
+      await c.query('CREATE TABLE bench_payload AS SELECT $1::text AS scope, $2::text AS body', [
+        'acme:stripe:platform:test',
+        payload('evt_SPLIT', 'o1'),
+      ]);
     });
     const script = join(__dirname, 'results', `baseline-${protocol}.pgbench.tmp`);
     writeFileSync(
@@ -237,7 +272,10 @@ async function ingestion(server: BenchServer, label: string, env: Record<string,
     const acked = load.ok.map((i) => requests[i].id);
     const latencies = load.latencies;
     const stored = await withClient(db.url, async (c) => {
-      const { rows: found } = await c.query('SELECT count(*)::int AS n FROM webhook_inbox WHERE source_scope = $2 AND event_id = ANY($1)', [acked, BENCH_SCOPE]);
+      const { rows: found } = await c.query('SELECT count(*)::int AS n FROM webhook_inbox WHERE source_scope = $2 AND event_id = ANY($1)', [
+        acked,
+        BENCH_SCOPE,
+      ]);
       return found[0].n as number;
     });
     const rate = acked.length / seconds;
@@ -262,7 +300,11 @@ async function workerDrain(server: BenchServer, instances: number, base: number,
   const db = await stageDatabase(server);
   const services = await Promise.all(
     Array.from({ length: instances }, () =>
-      startService(db.url, { ROLES: 'worker', WORKER_POLL_MS: '50', DATABASE_POOL_SIZE: process.env.BENCH_POOL ?? '20', ...variant.env }, variant.mainJs),
+      startService(
+        db.url,
+        { ROLES: 'worker', WORKER_POLL_MS: '50', DATABASE_POOL_SIZE: process.env.BENCH_POOL ?? '20', ...variant.env },
+        variant.mainJs,
+      ),
     ),
   );
   try {
@@ -331,7 +373,9 @@ function sealingCost(): Row {
 async function sealBacklog(url: string): Promise<void> {
   const payloads = new InboxPayloads(new KeyRing([BENCH_KEY]));
   await withClient(url, async (c) => {
-    const { rows: all } = await c.query(`SELECT id, source_scope, event_id, payload::text AS text FROM webhook_inbox WHERE payload IS NOT NULL`);
+    const { rows: all } = await c.query(
+      `SELECT id, source_scope, event_id, payload::text AS text FROM webhook_inbox WHERE payload IS NOT NULL`,
+    );
     for (let i = 0; i < all.length; i += 1000) {
       const chunk = all.slice(i, i + 1000);
       await c.query(
@@ -348,7 +392,7 @@ type GraphileMode = 'defaults' | 'batched' | 'business';
 const GRAPHILE_STAGES: Record<GraphileMode, string> = {
   defaults: 'no-op jobs, concurrency 10, defaults',
   batched: 'no-op jobs, concurrency 10, localQueue 500 + batched completion',
-  business: 'the worker drain\'s business transaction as jobs, batched as above',
+  business: "the worker drain's business transaction as jobs, batched as above",
 };
 
 /**
@@ -367,7 +411,11 @@ async function applyPaymentJob(payload: unknown, helpers: JobHelpers): Promise<v
         [order],
       );
       if (rows[0]?.status === 'awaiting_payment') {
-        const { total_minor: amountMinor, currency, customer_email: to } = rows[0] as { total_minor: string; currency: string; customer_email: string };
+        const {
+          total_minor: amountMinor,
+          currency,
+          customer_email: to,
+        } = rows[0] as { total_minor: string; currency: string; customer_email: string };
         await c.query(
           `UPDATE orders SET status = 'paid', provider_payment_id = $2, updated_at = now()
             WHERE tenant_id = 'acme' AND id = $1 AND status = 'awaiting_payment'`,
@@ -380,7 +428,15 @@ async function applyPaymentJob(payload: unknown, helpers: JobHelpers): Promise<v
            ON CONFLICT (operation_key) DO NOTHING`,
           [
             erpKey,
-            JSON.stringify({ operationKey: erpKey, type: 'order.paid', tenantId: 'acme', orderId: order, amountMinor: Number(amountMinor), currency, paymentId: `pi_${i}` }),
+            JSON.stringify({
+              operationKey: erpKey,
+              type: 'order.paid',
+              tenantId: 'acme',
+              orderId: order,
+              amountMinor: Number(amountMinor),
+              currency,
+              paymentId: `pi_${i}`,
+            }),
             `email:receipt:acme:${order}`,
             JSON.stringify({ to, template: 'receipt', data: { orderId: order, amountMinor: Number(amountMinor), currency } }),
           ],
@@ -447,7 +503,13 @@ async function graphile(server: BenchServer, mode: GraphileMode, base: number): 
       const effects = await withClient(db.url, async (c) => (await c.query(`SELECT count(*)::int AS n FROM outbox`)).rows[0].n as number);
       notes = `${jobs} jobs -> ${effects} outbox rows (expected ${jobs * 2}); one transaction per job, completion apart from it (at least once)`;
     }
-    rows.push({ stage: `graphile-worker 0.18: ${GRAPHILE_STAGES[mode]}`, value: round(rate, 0), unit: 'jobs/s', ratio: round(rate / base, 2), notes });
+    rows.push({
+      stage: `graphile-worker 0.18: ${GRAPHILE_STAGES[mode]}`,
+      value: round(rate, 0),
+      unit: 'jobs/s',
+      ratio: round(rate / base, 2),
+      notes,
+    });
     return rate;
   } finally {
     await db.drop();
@@ -486,11 +548,19 @@ async function relay(server: BenchServer, base: number, variant: Variant = OFF):
   return rates.unordered;
 }
 
-async function relayRun(server: BenchServer, mode: RelayMode, variant: Variant): Promise<{ rate: number; notes: string; statements?: StatementShare[] }> {
+async function relayRun(
+  server: BenchServer,
+  mode: RelayMode,
+  variant: Variant,
+): Promise<{ rate: number; notes: string; statements?: StatementShare[] }> {
   const db = await stageDatabase(server);
   const sink = new Sink();
   await sink.start();
-  const service = await startService(db.url, { ROLES: 'relay', ERP_URL: sink.url, EMAIL_URL: sink.url, RELAY_POLL_MS: '50', ...variant.env }, variant.mainJs);
+  const service = await startService(
+    db.url,
+    { ROLES: 'relay', ERP_URL: sink.url, EMAIL_URL: sink.url, RELAY_POLL_MS: '50', ...variant.env },
+    variant.mainJs,
+  );
   const deliveries = mode === 'contended' ? SIZES.relay : SIZES.relay / 2;
   try {
     await withClient(db.url, async (c) => {
@@ -520,7 +590,8 @@ async function relayRun(server: BenchServer, mode: RelayMode, variant: Variant):
     lastMeasure = { value: deliveries / seconds, cpuUs, cost };
     const delivered = await withClient(
       db.url,
-      async (c) => (await c.query(`SELECT count(*)::int AS n FROM outbox WHERE status = 'delivered' AND id > $1`, [db.since.outbox])).rows[0].n,
+      async (c) =>
+        (await c.query(`SELECT count(*)::int AS n FROM outbox WHERE status = 'delivered' AND id > $1`, [db.since.outbox])).rows[0].n,
     );
     const outOfOrder = mode === 'contended' ? `; refunded before its paid: ${sink.refundsBeforePaid()}` : '';
     return {
@@ -569,7 +640,13 @@ async function endToEnd(server: BenchServer, variant: Variant = OFF): Promise<{ 
     await withClient(db.url, (c) => c.query('ANALYZE'));
     await statements.reset();
     const probe = await startProbe(server, db.url);
-    const cpuBefore = { service: service.cpuMs(), postgres: postgresCpuMs(), bench: process.cpuUsage(), machine: machineBusyMs(), roles: postgresCpuByRole() };
+    const cpuBefore = {
+      service: service.cpuMs(),
+      postgres: postgresCpuMs(),
+      bench: process.cpuUsage(),
+      machine: machineBusyMs(),
+      roles: postgresCpuByRole(),
+    };
     const writesBefore = { service: service.writes(), postgres: postgresWrites() };
     const measured = await sendAtRate(pool, sink, rate, warmup, count);
     const cost = await probe?.finish(count);
@@ -594,7 +671,9 @@ async function endToEnd(server: BenchServer, variant: Variant = OFF): Promise<{ 
     const hops = await hopLatencies(db.url, warmup, db.since);
     // What the database says was done, beside what the sink saw (the floor runs the same statements).
     const settled = await withClient(db.url, async (c) => {
-      const { rows: [r] } = await c.query(
+      const {
+        rows: [r],
+      } = await c.query(
         `SELECT (SELECT count(*) FROM webhook_inbox WHERE status = 'done' AND id > $1) AS done,
                 (SELECT count(*) FROM outbox WHERE status = 'delivered' AND id > $2) AS delivered, (SELECT count(*) FROM outbox WHERE id > $2) AS entries,
                 (SELECT count(*) FROM orders WHERE status = 'paid' AND created_at >= $3) AS paid`,
@@ -642,13 +721,11 @@ async function sendAtRate(pool: Pool, sink: Sink, rate: number, first: number, c
     const sent = performance.now();
     sentAt.set(`erp:order-paid:acme:o${i}`, sent);
     inflight.push(
-      pool
-        .request({ method: 'POST', path: '/webhooks/stripe-acme', headers: signed.headers, body: signed.body })
-        .then(async (r) => {
-          await r.body.text();
-          ackLatencies.push(performance.now() - sent);
-          if (r.statusCode !== 200) refused.push(`${r.statusCode}`);
-        }),
+      pool.request({ method: 'POST', path: '/webhooks/stripe-acme', headers: signed.headers, body: signed.body }).then(async (r) => {
+        await r.body.text();
+        ackLatencies.push(performance.now() - sent);
+        if (r.statusCode !== 200) refused.push(`${r.statusCode}`);
+      }),
     );
   }
   await Promise.all(inflight);
@@ -663,7 +740,9 @@ async function sendAtRate(pool: Pool, sink: Sink, rate: number, first: number, c
 async function hopLatencies(url: string, warmup: number, since: StageDatabase['since']): Promise<{ worker: string; relay: string }> {
   return withClient(url, async (c) => {
     const quantiles = async (sql: string) => {
-      const { rows: [r] } = await c.query(
+      const {
+        rows: [r],
+      } = await c.query(
         `SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 1) AS p50,
                 round(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms)::numeric, 1) AS p99 FROM (${sql}) t`,
       );
@@ -722,7 +801,11 @@ async function fairness(server: BenchServer, variant: Variant, scenario: Fairnes
       void fetch(`${service.url}/admin/inbox/replay`, {
         method: 'POST',
         headers: { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ filter: { tenant: 'acme', status: 'quarantined' }, dryRun: false, reason: 'bench: bulk replay beside live traffic' }),
+        body: JSON.stringify({
+          filter: { tenant: 'acme', status: 'quarantined' },
+          dryRun: false,
+          reason: 'bench: bulk replay beside live traffic',
+        }),
       }).then(async (r) => {
         await r.text();
         if (r.status !== 200) throw new Error(`bulk replay answered ${r.status}`);
@@ -738,7 +821,9 @@ async function fairness(server: BenchServer, variant: Variant, scenario: Fairnes
               `EXISTS (SELECT 1 FROM ${table} WHERE status IN (${statuses}) AND tenant_id = 'acme')`;
             for (;;) {
               await new Promise((r) => setTimeout(r, 100));
-              const { rows: [r] } = await c.query(
+              const {
+                rows: [r],
+              } = await c.query(
                 `SELECT ${open('webhook_inbox', `'pending', 'processing', 'quarantined'`)} AS inbox, ${open('outbox', `'pending', 'delivering'`)} AS outbox`,
               );
               const now = performance.now();
@@ -759,7 +844,9 @@ async function fairness(server: BenchServer, variant: Variant, scenario: Fairnes
     const { p50, p99 } = summarize(latencies);
     const hops = await withClient(db.url, async (c) => {
       const quantiles = async (sql: string) => {
-        const { rows: [r] } = await c.query(
+        const {
+          rows: [r],
+        } = await c.query(
           `SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 1) AS p50,
                   round(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms)::numeric, 1) AS p99 FROM (${sql}) t`,
         );
@@ -799,7 +886,13 @@ async function fairness(server: BenchServer, variant: Variant, scenario: Fairnes
 }
 
 /** Bravo's payments at FAIRNESS_RATE until `stop()`, then (60 s at most) until the ERP has each one. */
-async function sendBravo(pool: Pool, sink: Sink, first: number, most: number, stop: () => boolean): Promise<{ latencies: number[]; sent: number }> {
+async function sendBravo(
+  pool: Pool,
+  sink: Sink,
+  first: number,
+  most: number,
+  stop: () => boolean,
+): Promise<{ latencies: number[]; sent: number }> {
   const sentAt = new Map<string, number>();
   const inflight: Promise<unknown>[] = [];
   const started = performance.now();
@@ -818,7 +911,8 @@ async function sendBravo(pool: Pool, sink: Sink, first: number, most: number, st
   }
   await Promise.all(inflight);
   const deadline = performance.now() + 60_000;
-  while ([...sentAt.keys()].some((key) => !sink.firstSeen.has(key)) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  while ([...sentAt.keys()].some((key) => !sink.firstSeen.has(key)) && performance.now() < deadline)
+    await new Promise((r) => setTimeout(r, 50));
   const latencies = [...sentAt].filter(([key]) => sink.firstSeen.has(key)).map(([key, t]) => sink.firstSeen.get(key)! - t);
   return { latencies, sent: sentAt.size };
 }
@@ -896,14 +990,23 @@ function summary(): (Row & { spread: string })[] {
 
 function print(table: (Row & { spread: string })[]): void {
   const header = ['stage', 'result', 'x reference', `range over ${rounds} round(s)`, 'notes'];
-  const cells = table.map((r) => [r.stage, `${r.value} ${r.unit}`, r.ratio === undefined ? '' : r.ratio.toFixed(2), r.spread, r.notes ?? '']);
+  const cells = table.map((r) => [
+    r.stage,
+    `${r.value} ${r.unit}`,
+    r.ratio === undefined ? '' : r.ratio.toFixed(2),
+    r.spread,
+    r.notes ?? '',
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((t) => t[i].length)));
   const line = (row: string[]) => `| ${row.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
   process.stdout.write(`${line(header)}\n${line(widths.map((w) => '-'.repeat(w)))}\n${cells.map(line).join('\n')}\n`);
   for (const r of table.filter((t) => t.statements?.length)) {
     const unit = { 'events/s': 'event', 'deliveries/s': 'delivery', 'ms p50': 'event' }[r.unit] ?? 'request';
     process.stdout.write(`\nPostgreSQL execution time per ${unit}, ${r.stage} (median round):\n`);
-    for (const st of r.statements!) process.stdout.write(`  ${String(st.usPerUnit).padStart(5)} us (+${st.planUsPerUnit} planning)  ${st.calls} calls, ${st.rows} rows  ${st.query}\n`);
+    for (const st of r.statements!)
+      process.stdout.write(
+        `  ${String(st.usPerUnit).padStart(5)} us (+${st.planUsPerUnit} planning)  ${st.calls} calls, ${st.rows} rows  ${st.query}\n`,
+      );
   }
 }
 
@@ -933,7 +1036,13 @@ async function slowConnections(server: BenchServer): Promise<void> {
     const started = performance.now();
     const load = await runLoad(port, wire, 16);
     const others = [...load.others].map(([status, n]) => `${n} x ${status}`).join(', ') || 'none';
-    return { rate: load.ok.length / ((performance.now() - started) / 1000), ...summarize(load.latencies), ok: load.ok.length, count, others };
+    return {
+      rate: load.ok.length / ((performance.now() - started) / 1000),
+      ...summarize(load.latencies),
+      ok: load.ok.length,
+      count,
+      others,
+    };
   };
   const sockets: import('node:net').Socket[] = [];
   let trickle: NodeJS.Timeout | undefined;
@@ -987,7 +1096,11 @@ async function slowConnections(server: BenchServer): Promise<void> {
  * `sockets`. Resolves once the service has taken every byte it will: how many it
  * holds and refused, and the bytes buffered.
  */
-async function holdIdleBodies(port: number, count: number, sockets: import('node:net').Socket[]): Promise<{ held: number; refused: number; bufferedBytes: number }> {
+async function holdIdleBodies(
+  port: number,
+  count: number,
+  sockets: import('node:net').Socket[],
+): Promise<{ held: number; refused: number; bufferedBytes: number }> {
   const { connect } = await import('node:net');
   const declared = 1024 * 1024;
   const head = `POST /webhooks/stripe-acme HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${declared}\r\n\r\n`;
@@ -1056,7 +1169,9 @@ async function stageDatabase(server: BenchServer): Promise<StageDatabase> {
   if (target === 'empty') return { ...(await freshDatabase(server)), since: { inbox: 0, outbox: 0, audit: 0, at: new Date(0) } };
   const url = agedUrl!;
   const since = await withClient(url, async (c) => {
-    const { rows: [r] } = await c.query(
+    const {
+      rows: [r],
+    } = await c.query(
       `SELECT coalesce((SELECT max(id) FROM webhook_inbox), 0)::int AS inbox, coalesce((SELECT max(id) FROM outbox), 0)::int AS outbox,
               coalesce((SELECT max(id) FROM admin_audit), 0)::int AS audit, now() AS at`,
     );
@@ -1101,7 +1216,13 @@ async function runAgedStage(server: BenchServer, stage: AgedStage, base: number,
   if (stage === 'drain') await workerDrain(server, 1, base, variant);
   if (stage === 'relay') {
     const run = await relayRun(server, 'unordered', variant);
-    rows.push({ stage: labelled(RELAY_STAGES.unordered, variant), value: round(run.rate, 0), unit: 'deliveries/s', ratio: round(run.rate / base, 2), notes: run.notes });
+    rows.push({
+      stage: labelled(RELAY_STAGES.unordered, variant),
+      value: round(run.rate, 0),
+      unit: 'deliveries/s',
+      ratio: round(run.rate / base, 2),
+      notes: run.notes,
+    });
   }
   if (stage === 'e2e') await endToEnd(server, variant);
   return lastMeasure!;
@@ -1109,7 +1230,9 @@ async function runAgedStage(server: BenchServer, stage: AgedStage, base: number,
 
 async function agedRun(server: BenchServer): Promise<void> {
   const params = agedParams();
-  log(`aged history: ${params.days} days at ${round(params.rate, 2)} events/s = ${params.events.toLocaleString('en')} events (database ${params.database})`);
+  log(
+    `aged history: ${params.days} days at ${round(params.rate, 2)} events/s = ${params.events.toLocaleString('en')} events (database ${params.database})`,
+  );
   const aged = await ensureAged(server.url, params, payload('evt_SPLIT', 'ORDER_SPLIT'), migrate, log);
   agedUrl = aged.url;
   await StorageProbe.prepare(server.url);
@@ -1120,7 +1243,10 @@ async function agedRun(server: BenchServer): Promise<void> {
     log(`squeezed: the server's processes in a ${SQUEEZE_BYTES / 1024 ** 2} MiB memory cgroup, its files evicted before each stage`);
   }
   const mode = squeezeBench ? `squeezed to ${SQUEEZE_BYTES / 1024 ** 2} MiB` : 'in memory';
-  const label = (t: Target): Variant => ({ label: t === 'aged' ? `aged ${round(params.events / 1e6, 1)}M events, ${mode}` : `empty, ${mode}`, env: {} });
+  const label = (t: Target): Variant => ({
+    label: t === 'aged' ? `aged ${round(params.events / 1e6, 1)}M events, ${mode}` : `empty, ${mode}`,
+    env: {},
+  });
   const stages = AGED_STAGES.filter((s) => wanted(s));
   try {
     for (let pass = 0; pass < rounds; pass++) {
@@ -1146,7 +1272,8 @@ async function agedRun(server: BenchServer): Promise<void> {
 
 /** One row per metric and round: the aged pass over the empty one. */
 function pushAgedRatios(stage: string, mode: string, empty: Measure, old: Measure): void {
-  const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || b === 0 ? undefined : round(a / b, 2));
+  const ratio = (a: number | undefined, b: number | undefined) =>
+    a === undefined || b === undefined || b === 0 ? undefined : round(a / b, 2);
   const metrics: [string, number | undefined, number | undefined][] = [
     [stage === 'e2e' ? 'p50' : 'rate', old.value, empty.value],
     ['CPU per event', old.cpuUs, empty.cpuUs],
@@ -1157,11 +1284,20 @@ function pushAgedRatios(stage: string, mode: string, empty: Measure, old: Measur
   ];
   for (const [what, a, b] of metrics) {
     const r = ratio(a, b);
-    if (r !== undefined) rows.push({ stage: `aged / empty (${mode}): ${stage}, ${what}`, value: r, unit: 'x', notes: `${round(a!, 3)} / ${round(b!, 3)}` });
+    if (r !== undefined)
+      rows.push({ stage: `aged / empty (${mode}): ${stage}, ${what}`, value: r, unit: 'x', notes: `${round(a!, 3)} / ${round(b!, 3)}` });
   }
   // Misses and disk reads are near zero on an empty database: absolute, both sides.
-  for (const [what, key] of [['buffer misses per event', 'blksRead'], ['disk reads per event', 'diskReads']] as const) {
-    rows.push({ stage: `aged (${mode}): ${stage}, ${what}`, value: old.cost?.[key] ?? NaN, unit: '', notes: `empty: ${empty.cost?.[key]}` });
+  for (const [what, key] of [
+    ['buffer misses per event', 'blksRead'],
+    ['disk reads per event', 'diskReads'],
+  ] as const) {
+    rows.push({
+      stage: `aged (${mode}): ${stage}, ${what}`,
+      value: old.cost?.[key] ?? NaN,
+      unit: '',
+      notes: `empty: ${empty.cost?.[key]}`,
+    });
   }
 }
 
@@ -1172,7 +1308,14 @@ function pushAgedRatios(stage: string, mode: string, empty: Measure, old: Measur
  * the history's days. "Hot" indexes take inserts at random keys: an insert reads its leaf wherever it is.
  */
 async function keptPerEvent(url: string, params: AgedParams): Promise<string> {
-  const RANDOM_KEYS = ['webhook_inbox_identity', 'outbox_operation_key', 'outbox_aggregate', 'orders_pkey', 'orders_payment', 'order_transitions_order'];
+  const RANDOM_KEYS = [
+    'webhook_inbox_identity',
+    'outbox_operation_key',
+    'outbox_aggregate',
+    'orders_pkey',
+    'orders_payment',
+    'order_transitions_order',
+  ];
   const LONGER: Record<string, number> = { orders: 400, order_transitions: 400, admin_audit: 400 };
   const { rows: relations } = await withClient(url, (c) =>
     c.query(
@@ -1197,20 +1340,32 @@ async function keptPerEvent(url: string, params: AgedParams): Promise<string> {
     totalPerEvent: perEvent(heap + Object.values(indexes).reduce((a, b) => a + b, 0)),
   }));
   const projection = [10, 100, 1000].map((rate) => {
-    const scale = (t: (typeof tables)[number]) => (rate * 86_400 * t.keptDays);
+    const scale = (t: (typeof tables)[number]) => rate * 86_400 * t.keptDays;
     const total = tables.reduce((sum, t) => sum + t.totalPerEvent * scale(t), 0);
-    const hot = tables.reduce((sum, t) => sum + Object.entries(t.indexesPerEvent).filter(([k]) => RANDOM_KEYS.includes(k)).reduce((s, [, v]) => s + v * scale(t), 0), 0);
+    const hot = tables.reduce(
+      (sum, t) =>
+        sum +
+        Object.entries(t.indexesPerEvent)
+          .filter(([k]) => RANDOM_KEYS.includes(k))
+          .reduce((s, [, v]) => s + v * scale(t), 0),
+      0,
+    );
     const history = tables.filter((t) => t.keptDays === params.days).reduce((sum, t) => sum + t.totalPerEvent * scale(t), 0);
     return { rate, totalGB: round(total / 1e9, 1), historyWindowGB: round(history / 1e9, 1), randomKeyIndexesGB: round(hot / 1e9, 1) };
   });
   const file = join(__dirname, 'results', `aged-sizes-${params.database}.json`);
   writeFileSync(file, JSON.stringify({ params, at: new Date().toISOString(), tables, projection }, null, 2));
   log(`bytes per event by table and projections: ${file}`);
-  return `bytes per event ${round(tables.reduce((s, t) => s + t.totalPerEvent, 0), 0)} (${tables
+  return `bytes per event ${round(
+    tables.reduce((s, t) => s + t.totalPerEvent, 0),
+    0,
+  )} (${tables
     .filter((t) => t.totalPerEvent >= 1)
     .sort((a, b) => b.totalPerEvent - a.totalPerEvent)
     .map((t) => `${t.table} ${round(t.totalPerEvent, 0)}`)
-    .join(', ')}); projected (default retention): ${projection.map((p) => `${p.rate}/s ${p.totalGB} GB, random-key indexes ${p.randomKeyIndexesGB} GB`).join('; ')}`;
+    .join(
+      ', ',
+    )}); projected (default retention): ${projection.map((p) => `${p.rate}/s ${p.totalGB} GB, random-key indexes ${p.randomKeyIndexesGB} GB`).join('; ')}`;
 }
 
 /**
@@ -1228,9 +1383,17 @@ async function forgetOneDay(server: BenchServer, url: string, params: AgedParams
   });
   const eventsPerDay = params.rate * 86_400;
   const kinds: [string, string, Date][] = [
-    ['payloads purged (UPDATE ... SET payload = NULL)', PURGE_PAYLOADS, new Date(end.getTime() - (params.payloadDays - 1 - forgotten) * day)],
+    [
+      'payloads purged (UPDATE ... SET payload = NULL)',
+      PURGE_PAYLOADS,
+      new Date(end.getTime() - (params.payloadDays - 1 - forgotten) * day),
+    ],
     ['identities deleted, with their attempts', DELETE_IDENTITIES, new Date(end.getTime() - (params.days - 1 - forgotten) * day)],
-    ['delivered outbox entries deleted, with their attempts', PRUNE_DELIVERED, new Date(end.getTime() - (params.days - 1 - forgotten) * day)],
+    [
+      'delivered outbox entries deleted, with their attempts',
+      PRUNE_DELIVERED,
+      new Date(end.getTime() - (params.days - 1 - forgotten) * day),
+    ],
   ];
   for (const [what, sql, before] of kinds) {
     await withClient(server.url, (c) => c.query('CHECKPOINT'));
@@ -1420,11 +1583,24 @@ async function main(): Promise<void> {
     await server.stop();
     await collector?.stop();
   }
-  if (collector) rows.push({ stage: 'fake collector: OTLP exports received (all traced stages)', value: collector.exports, unit: 'requests', notes: `${round(collector.bytes / 1e6, 1)} MB of spans` });
+  if (collector)
+    rows.push({
+      stage: 'fake collector: OTLP exports received (all traced stages)',
+      value: collector.exports,
+      unit: 'requests',
+      notes: `${round(collector.bytes / 1e6, 1)} MB of spans`,
+    });
   const table = summary();
   print(table);
   const file = join(__dirname, 'results', `${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), quick, rounds, node: process.version, table, samples: Object.fromEntries(samples) }, null, 2));
+  writeFileSync(
+    file,
+    JSON.stringify(
+      { at: new Date().toISOString(), quick, rounds, node: process.version, table, samples: Object.fromEntries(samples) },
+      null,
+      2,
+    ),
+  );
   log(`saved ${file}`);
 }
 

@@ -58,7 +58,9 @@ async function main(): Promise<void> {
   }
   for (const [key, ms] of results) {
     const sorted = [...ms].sort((a, b) => a - b);
-    console.log(`${key.padEnd(40)} median ${sorted[Math.floor(sorted.length / 2)].toFixed(1)} ms, range ${sorted[0].toFixed(1)}-${sorted[sorted.length - 1].toFixed(1)} ms`);
+    console.log(
+      `${key.padEnd(40)} median ${sorted[Math.floor(sorted.length / 2)].toFixed(1)} ms, range ${sorted[0].toFixed(1)}-${sorted[sorted.length - 1].toFixed(1)} ms`,
+    );
   }
   await client.end();
 }

@@ -52,9 +52,7 @@ export class InitialSchema1764460800000 implements MigrationInterface {
         updated_at          timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (tenant_id, id)
       ) WITH (fillfactor = 90)`);
-    await q.query(
-      `CREATE UNIQUE INDEX orders_payment ON orders (tenant_id, provider_payment_id) WHERE provider_payment_id IS NOT NULL`,
-    );
+    await q.query(`CREATE UNIQUE INDEX orders_payment ON orders (tenant_id, provider_payment_id) WHERE provider_payment_id IS NOT NULL`);
 
     await q.query(`
       CREATE TABLE outbox (

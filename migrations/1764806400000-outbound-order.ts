@@ -37,10 +37,18 @@ export class OutboundOrder1764806400000 implements MigrationInterface {
     } finally {
       await this.run(q, `RESET lock_timeout`);
     }
-    await this.index(q, 'outbox_aggregate', `CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS outbox_aggregate
-      ON outbox (tenant_id, aggregate, aggregate_seq) WHERE aggregate IS NOT NULL`);
-    await this.index(q, 'outbox_due_destination', `CREATE INDEX CONCURRENTLY IF NOT EXISTS outbox_due_destination
-      ON outbox (destination, next_attempt_at) WHERE status = 'pending'`);
+    await this.index(
+      q,
+      'outbox_aggregate',
+      `CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS outbox_aggregate
+      ON outbox (tenant_id, aggregate, aggregate_seq) WHERE aggregate IS NOT NULL`,
+    );
+    await this.index(
+      q,
+      'outbox_due_destination',
+      `CREATE INDEX CONCURRENTLY IF NOT EXISTS outbox_due_destination
+      ON outbox (destination, next_attempt_at) WHERE status = 'pending'`,
+    );
     await this.run(q, `DROP INDEX CONCURRENTLY IF EXISTS outbox_due`);
     await this.run(
       q,
@@ -62,7 +70,11 @@ export class OutboundOrder1764806400000 implements MigrationInterface {
 
   async down(q: QueryRunner): Promise<void> {
     await this.run(q, `DROP TABLE IF EXISTS outbox_destinations`);
-    await this.index(q, 'outbox_due', `CREATE INDEX CONCURRENTLY IF NOT EXISTS outbox_due ON outbox (next_attempt_at) WHERE status = 'pending'`);
+    await this.index(
+      q,
+      'outbox_due',
+      `CREATE INDEX CONCURRENTLY IF NOT EXISTS outbox_due ON outbox (next_attempt_at) WHERE status = 'pending'`,
+    );
     await this.run(q, `DROP INDEX CONCURRENTLY IF EXISTS outbox_due_destination`);
     await this.run(q, `DROP INDEX CONCURRENTLY IF EXISTS outbox_aggregate`);
     await this.run(q, `ALTER TABLE outbox DROP COLUMN IF EXISTS aggregate_seq, DROP COLUMN IF EXISTS aggregate`);

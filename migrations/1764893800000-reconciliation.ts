@@ -42,8 +42,12 @@ export class Reconciliation1764893800000 implements MigrationInterface {
         finished_at    timestamptz
       )`);
     // One run of an endpoint at a time, across instances; and one waiting.
-    await q.query(`CREATE UNIQUE INDEX IF NOT EXISTS reconciliation_runs_one_running ON reconciliation_runs (endpoint_id) WHERE status = 'running'`);
-    await q.query(`CREATE UNIQUE INDEX IF NOT EXISTS reconciliation_runs_one_requested ON reconciliation_runs (endpoint_id) WHERE status = 'requested'`);
+    await q.query(
+      `CREATE UNIQUE INDEX IF NOT EXISTS reconciliation_runs_one_running ON reconciliation_runs (endpoint_id) WHERE status = 'running'`,
+    );
+    await q.query(
+      `CREATE UNIQUE INDEX IF NOT EXISTS reconciliation_runs_one_requested ON reconciliation_runs (endpoint_id) WHERE status = 'requested'`,
+    );
     await q.query(`CREATE INDEX IF NOT EXISTS reconciliation_runs_endpoint ON reconciliation_runs (endpoint_id, id)`);
   }
 

@@ -18,7 +18,11 @@ export class FairClaimIndexes1765500004817 implements MigrationInterface {
 
   async up(q: QueryRunner): Promise<void> {
     await buildIndexConcurrently(q, 'webhook_inbox_due_tenant', `ON webhook_inbox (tenant_id, next_attempt_at) WHERE status = 'pending'`);
-    await buildIndexConcurrently(q, 'outbox_due_destination_tenant', `ON outbox (destination, tenant_id, next_attempt_at) WHERE status = 'pending'`);
+    await buildIndexConcurrently(
+      q,
+      'outbox_due_destination_tenant',
+      `ON outbox (destination, tenant_id, next_attempt_at) WHERE status = 'pending'`,
+    );
     await runLong(q, 'DROP INDEX CONCURRENTLY IF EXISTS webhook_inbox_due');
     await runLong(q, 'DROP INDEX CONCURRENTLY IF EXISTS outbox_due_destination');
   }

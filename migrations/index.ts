@@ -25,7 +25,8 @@ export const MIGRATIONS: MigrationClass[] = [__dirname, ...moduleFolders(join(__
 function migrationFiles(folder: string): string[] {
   const code = readdirSync(folder).filter((file) => /\.(ts|js)$/.test(file) && !file.endsWith('.d.ts'));
   const stray = code.filter((file) => !MIGRATION_FILE.test(file) && !HELPERS.has(file.replace(/\.(ts|js)$/, '')));
-  if (stray.length > 0) throw new Error(`${folder}: ${stray.join(', ')}: a migration file is named <13-digit timestamp>-<lower-case-name>.ts`);
+  if (stray.length > 0)
+    throw new Error(`${folder}: ${stray.join(', ')}: a migration file is named <13-digit timestamp>-<lower-case-name>.ts`);
   return code.filter((file) => MIGRATION_FILE.test(file));
 }
 

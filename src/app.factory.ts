@@ -82,7 +82,9 @@ function mountWebhookRoute(app: NestExpressApplication): void {
 /** body-parser failures as JSON with a reason (Express would answer with an HTML page). */
 function rejectBody(res: Response, error: unknown): void {
   const tooLarge = (error as { status?: number }).status === 413;
-  res
-    .status(tooLarge ? 413 : 400)
-    .json({ status: 'error', reason: tooLarge ? 'body_too_large' : 'invalid_json', message: tooLarge ? 'body too large' : 'body is not valid JSON' });
+  res.status(tooLarge ? 413 : 400).json({
+    status: 'error',
+    reason: tooLarge ? 'body_too_large' : 'invalid_json',
+    message: tooLarge ? 'body too large' : 'body is not valid JSON',
+  });
 }

@@ -10,9 +10,13 @@ const ROOT = resolve(__dirname, '..');
  */
 async function check(): Promise<{ code: number; stderr: string }> {
   try {
-    const { stderr } = await promisify(execFile)(resolve(ROOT, 'node_modules/.bin/ts-node'), ['--transpile-only', 'src/console-api-types.ts', '--check'], {
-      cwd: ROOT,
-    });
+    const { stderr } = await promisify(execFile)(
+      resolve(ROOT, 'node_modules/.bin/ts-node'),
+      ['--transpile-only', 'src/console-api-types.ts', '--check'],
+      {
+        cwd: ROOT,
+      },
+    );
     return { code: 0, stderr };
   } catch (error) {
     const failed = error as { code: number; stderr: string };

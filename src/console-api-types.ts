@@ -26,7 +26,9 @@ async function main(check: boolean): Promise<void> {
     writeFileSync(CONSOLE_API_TYPES_FILE, fresh);
     console.log(`wrote ${CONSOLE_API_TYPES_FILE}`);
   } else if (readFileSync(CONSOLE_API_TYPES_FILE, 'utf8') !== fresh) {
-    console.error(`console/src/api.generated.ts is stale: the admin API's OpenAPI document changed. Run \`${REGENERATE_COMMAND}\` and commit the file.`);
+    console.error(
+      `console/src/api.generated.ts is stale: the admin API's OpenAPI document changed. Run \`${REGENERATE_COMMAND}\` and commit the file.`,
+    );
     process.exitCode = 1;
   }
 }

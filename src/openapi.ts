@@ -89,7 +89,9 @@ const WEBHOOK_PATH: OpenAPIObject['paths'][string] = {
     summary: 'Receive a provider webhook (Stripe, GitHub, Standard Webhooks, Shopify)',
     description:
       'The raw body is verified with the endpoint secrets (signature, and timestamp where signed). 200 only once the event is durably committed as pending work; a duplicate gets the same 200.',
-    parameters: [{ name: 'endpointId', in: 'path', required: true, schema: { type: 'string' }, description: 'an id from the endpoints file' }],
+    parameters: [
+      { name: 'endpointId', in: 'path', required: true, schema: { type: 'string' }, description: 'an id from the endpoints file' },
+    ],
     requestBody: {
       required: true,
       content: { 'application/json': { schema: { type: 'object', description: 'the provider event, as the provider sent it' } } },

@@ -83,7 +83,7 @@ describe('OpenAPI: the admin answers', () => {
     doc = (await request(t.url).get('/docs-json')).body;
   });
 
-  it('document every admin route\'s success answer by a named schema', () => {
+  it("document every admin route's success answer by a named schema", () => {
     const undocumented: string[] = [];
     for (const [path, item] of Object.entries(doc.paths).filter(([p]) => p.startsWith('/admin/'))) {
       for (const [method, operation] of Object.entries(item)) {
@@ -92,7 +92,9 @@ describe('OpenAPI: the admin answers', () => {
       }
     }
     expect(undocumented).toEqual([]);
-    expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(['InboxEvent', 'OutboxEntry', 'Stats', 'Series', 'Timeline']));
+    expect(Object.keys(doc.components.schemas)).toEqual(
+      expect.arrayContaining(['InboxEvent', 'OutboxEntry', 'Stats', 'Series', 'Timeline']),
+    );
   });
 
   it('are what the routes answer: each real answer parses with its documented schema, no field more or less', async () => {
@@ -153,7 +155,9 @@ describe('OpenAPI in production: behind the admin token', () => {
   it('answers 401 without a valid admin token, for the UI, its init script and the JSON and YAML documents', async () => {
     for (const path of DOCS_PATHS) {
       for (const auth of [undefined, 'Bearer not-a-token']) {
-        const res = await request(t.url).get(path).set(auth ? { Authorization: auth } : {});
+        const res = await request(t.url)
+          .get(path)
+          .set(auth ? { Authorization: auth } : {});
         expect({ path, auth, status: res.status, reason: res.body.reason }).toEqual({
           path,
           auth,
@@ -166,7 +170,9 @@ describe('OpenAPI in production: behind the admin token', () => {
   });
 
   it('serves them to any admin token, uncached', async () => {
-    const res = await request(t.url).get('/docs-json').set({ Authorization: `Bearer ${VIEWER_TOKEN}` });
+    const res = await request(t.url)
+      .get('/docs-json')
+      .set({ Authorization: `Bearer ${VIEWER_TOKEN}` });
     expect(res.status).toBe(200);
     expect(Object.keys(res.body.paths)).toContain('/admin/inbox');
     expect(res.headers['cache-control']).toBe('no-store');

@@ -30,16 +30,31 @@ describe('start-up', () => {
 
   it('refuses a secret equal to its prefix (an empty HMAC key) with one line naming the endpoint and the rule, never the secret', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'wi-start-')), 'endpoints.json');
-    const settings = { secret: { prefix: 'whsec_' }, signature: { header: 'x-sig' }, eventId: { pointer: '/id' }, eventType: { pointer: '/type' } };
-    writeFileSync(file, JSON.stringify({ endpoints: [{ id: 'h', provider: 'hmac', tenantId: 't', secrets: [{ label: 'current', value: 'whsec_' }], settings }] }));
+    const settings = {
+      secret: { prefix: 'whsec_' },
+      signature: { header: 'x-sig' },
+      eventId: { pointer: '/id' },
+      eventType: { pointer: '/type' },
+    };
+    writeFileSync(
+      file,
+      JSON.stringify({
+        endpoints: [{ id: 'h', provider: 'hmac', tenantId: 't', secrets: [{ label: 'current', value: 'whsec_' }], settings }],
+      }),
+    );
     const result = runMain({ DATABASE_URL: db.url, WEBHOOK_ENDPOINTS_FILE: file, NODE_ENV: 'development', LOG_LEVEL: 'error' });
     expect(result.status).toBe(1);
-    expect(result.stderr.trim().split('\n')).toEqual(['WEBHOOK_ENDPOINTS_FILE: endpoint "h": secrets "current": the text after "whsec_" must be at least 16 bytes']);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      'WEBHOOK_ENDPOINTS_FILE: endpoint "h": secrets "current": the text after "whsec_" must be at least 16 bytes',
+    ]);
   });
 
   it('refuses an endpoints file that names an unknown provider', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'wi-start-')), 'endpoints.json');
-    writeFileSync(file, JSON.stringify({ endpoints: [{ id: 'x', provider: 'paypal', tenantId: 't', secrets: [{ label: 'a', value: 'b' }] }] }));
+    writeFileSync(
+      file,
+      JSON.stringify({ endpoints: [{ id: 'x', provider: 'paypal', tenantId: 't', secrets: [{ label: 'a', value: 'b' }] }] }),
+    );
     await expect(startTestApp({ databaseUrl: db.url, env: { WEBHOOK_ENDPOINTS_FILE: file } })).rejects.toThrow(
       /endpoint "x": unknown provider "paypal"/,
     );
@@ -51,7 +66,12 @@ describe('start-up', () => {
       [{ livemode: 'true' }, /expect\.livemode must be a boolean/],
     ] as const) {
       const file = join(mkdtempSync(join(tmpdir(), 'wi-start-')), 'endpoints.json');
-      writeFileSync(file, JSON.stringify({ endpoints: [{ id: 's', provider: 'stripe', tenantId: 't', secrets: [{ label: 'a', value: 'b' }], expect: expectation }] }));
+      writeFileSync(
+        file,
+        JSON.stringify({
+          endpoints: [{ id: 's', provider: 'stripe', tenantId: 't', secrets: [{ label: 'a', value: 'b' }], expect: expectation }],
+        }),
+      );
       await expect(startTestApp({ databaseUrl: db.url, env: { WEBHOOK_ENDPOINTS_FILE: file } })).rejects.toThrow(message);
     }
   });
@@ -63,8 +83,20 @@ describe('start-up', () => {
       file,
       JSON.stringify({
         endpoints: [
-          { id: 'h1', provider: 'hmac', tenantId: 't', secrets, settings: { signature: { header: 'x-sig' }, eventId: { header: 'x-id' }, eventType: { pointer: '/type' } } },
-          { id: 'h2', provider: 'hmac', tenantId: 't', secrets, settings: { signature: { header: 'x-sig', encoding: 'base32' }, eventId: { pointer: '/id' }, eventType: { pointer: '/type' } } },
+          {
+            id: 'h1',
+            provider: 'hmac',
+            tenantId: 't',
+            secrets,
+            settings: { signature: { header: 'x-sig' }, eventId: { header: 'x-id' }, eventType: { pointer: '/type' } },
+          },
+          {
+            id: 'h2',
+            provider: 'hmac',
+            tenantId: 't',
+            secrets,
+            settings: { signature: { header: 'x-sig', encoding: 'base32' }, eventId: { pointer: '/id' }, eventType: { pointer: '/type' } },
+          },
           { id: 's', provider: 'stripe', tenantId: 't', secrets, settings: { any: 1 } },
         ],
       }),

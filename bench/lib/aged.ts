@@ -46,7 +46,16 @@ export function agedParams(): AgedParams {
 const SCOPE = 'acme:stripe:platform:test';
 
 /** The big tables' indexes and keys, dropped for the load and built again after it (sorting beats 10M random inserts). */
-const BULK_TABLES = ['webhook_inbox', 'webhook_inbox_attempts', 'outbox', 'outbox_attempts', 'orders', 'order_transitions', 'admin_audit', 'reconciliation_runs'];
+const BULK_TABLES = [
+  'webhook_inbox',
+  'webhook_inbox_attempts',
+  'outbox',
+  'outbox_attempts',
+  'orders',
+  'order_transitions',
+  'admin_audit',
+  'reconciliation_runs',
+];
 
 /**
  * Creates the aged database (migrations applied by `migrate`) unless one of the same parameters is there.
@@ -60,11 +69,19 @@ export async function ensureAged(
   log: (line: string) => void,
 ): Promise<{ url: string; built: boolean; bytes: number }> {
   const url = withDatabase(serverUrl, params.database);
-  const exists = await withClient(serverUrl, async (c) => (await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [params.database])).rowCount === 1);
+  const exists = await withClient(
+    serverUrl,
+    async (c) => (await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [params.database])).rowCount === 1,
+  );
   if (exists) {
-    const complete = await withClient(url, async (c) => (await c.query(`SELECT to_regclass('bench_aged') IS NOT NULL AS ok`)).rows[0].ok as boolean);
+    const complete = await withClient(
+      url,
+      async (c) => (await c.query(`SELECT to_regclass('bench_aged') IS NOT NULL AS ok`)).rows[0].ok as boolean,
+    );
     if (complete) {
-      const bytes = await withClient(url, async (c) => Number((await c.query('SELECT pg_database_size(current_database()) AS b')).rows[0].b));
+      const bytes = await withClient(url, async (c) =>
+        Number((await c.query('SELECT pg_database_size(current_database()) AS b')).rows[0].b),
+      );
       log(`aged database ${params.database} reused (${round(bytes / 1024 ** 3, 1)} GiB)`);
       return { url, built: false, bytes };
     }
@@ -77,7 +94,9 @@ export async function ensureAged(
   const started = performance.now();
   await withClient(url, (c) => build(c, params, payloadTemplate, log));
   const bytes = await withClient(url, async (c) => Number((await c.query('SELECT pg_database_size(current_database()) AS b')).rows[0].b));
-  log(`aged database ${params.database} built in ${round((performance.now() - started) / 60_000, 1)} min: ${round(bytes / 1024 ** 3, 1)} GiB`);
+  log(
+    `aged database ${params.database} built in ${round((performance.now() - started) / 60_000, 1)} min: ${round(bytes / 1024 ** 3, 1)} GiB`,
+  );
   return { url, built: true, bytes };
 }
 
@@ -93,7 +112,9 @@ function refuseWithoutRoom(events: number): void {
         `at least ${gib(MIN_FREE_AFTER_BYTES)} must stay free. Lower --aged-cap or --aged-rate.`,
     );
   }
-  process.stderr.write(`aged build: about ${round(needed / 1024 ** 3, 1)} GiB of ${round(free / 1024 ** 3, 1)} GiB free (df -h: ${execFileSync('df', ['-h', process.cwd()], { encoding: 'utf8' }).split('\n')[1]})\n`);
+  process.stderr.write(
+    `aged build: about ${round(needed / 1024 ** 3, 1)} GiB of ${round(free / 1024 ** 3, 1)} GiB free (df -h: ${execFileSync('df', ['-h', process.cwd()], { encoding: 'utf8' }).split('\n')[1]})\n`,
+  );
 }
 
 async function build(c: Client, p: AgedParams, payloadTemplate: string, log: (line: string) => void): Promise<void> {
@@ -192,7 +213,7 @@ async function build(c: Client, p: AgedParams, payloadTemplate: string, log: (li
   );
   // Sorted builds (about 90% full leaves) where a live table's random-key indexes sit near 70%: the random-key
   // indexes here are the smaller ones they would be; docs/performance.md says so beside the figures.
-  await c.query('SET maintenance_work_mem = \'512MB\'');
+  await c.query("SET maintenance_work_mem = '512MB'");
   for (const ix of indexes) {
     const t0 = performance.now();
     await c.query(ix.conname ? `ALTER TABLE ${ix.tbl} ADD CONSTRAINT ${ix.conname} ${ix.condef}` : ix.def);
@@ -208,7 +229,9 @@ async function build(c: Client, p: AgedParams, payloadTemplate: string, log: (li
 /** When the aged history ends, and the seconds between two of its events. */
 export function agedHistory(url: string): Promise<{ end: Date; step: number }> {
   return withClient(url, async (c) => {
-    const { rows: [r] } = await c.query('SELECT history_end, step FROM bench_aged');
+    const {
+      rows: [r],
+    } = await c.query('SELECT history_end, step FROM bench_aged');
     return { end: r.history_end as Date, step: Number(r.step) };
   });
 }

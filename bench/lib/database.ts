@@ -14,7 +14,9 @@ export interface BenchServer {
 }
 
 /** The server at DATABASE_URL, else a throw-away embedded PostgreSQL. */
-export async function startServer(options: { statements?: boolean; keptDir?: string; settings?: Record<string, string> } = {}): Promise<BenchServer> {
+export async function startServer(
+  options: { statements?: boolean; keptDir?: string; settings?: Record<string, string> } = {},
+): Promise<BenchServer> {
   if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, embedded: false, stop: async () => undefined };
   // `keptDir`: a server kept between runs (the aged history lives there); otherwise a throw-away one.
   const dir = join(__dirname, '..', '..', '.data', options.keptDir ?? `bench-postgres-${randomBytes(3).toString('hex')}`);
@@ -100,7 +102,9 @@ export async function seedPaymentBacklog(url: string, from: number, count: numbe
 /** What a drain left: inbox rows done, outbox rows written (past `since`: an aged database's history is not the drain's). */
 export function drainOutcome(url: string, since = { inbox: 0, outbox: 0 }): Promise<{ done: number; effects: number }> {
   return withClient(url, async (c) => {
-    const { rows: [r] } = await c.query(
+    const {
+      rows: [r],
+    } = await c.query(
       `SELECT (SELECT count(*)::int FROM webhook_inbox WHERE status = 'done' AND id > $1) AS done, (SELECT count(*)::int FROM outbox WHERE id > $2) AS effects`,
       [since.inbox, since.outbox],
     );

@@ -151,8 +151,20 @@ async function apply(client: PoolClient, lease: string, events: Claimed[]): Prom
     await client.query({
       name: 'orders_transition',
       text: TRANSITION_ORDERS,
-      values: [tenants, orders, payments, each(1000), each('eur'), each('awaiting_payment'), each('paid'),
-        tenants, orders, events.map((e) => e.id), each('awaiting_payment'), each('paid')],
+      values: [
+        tenants,
+        orders,
+        payments,
+        each(1000),
+        each('eur'),
+        each('awaiting_payment'),
+        each('paid'),
+        tenants,
+        orders,
+        events.map((e) => e.id),
+        each('awaiting_payment'),
+        each('paid'),
+      ],
     });
     const keys: string[] = [];
     const payloads: unknown[] = [];
@@ -160,7 +172,16 @@ async function apply(client: PoolClient, lease: string, events: Claimed[]): Prom
       const erpKey = `erp:order-paid:${tenants[i]}:${order}`;
       keys.push(erpKey, `email:receipt:${tenants[i]}:${order}`);
       payloads.push(
-        { operationKey: erpKey, type: 'order.paid', tenantId: tenants[i], orderId: order, amountMinor: 1000, currency: 'eur', paymentId: payments[i], occurredAt: '2026-09-21T12:53:20.000Z' },
+        {
+          operationKey: erpKey,
+          type: 'order.paid',
+          tenantId: tenants[i],
+          orderId: order,
+          amountMinor: 1000,
+          currency: 'eur',
+          paymentId: payments[i],
+          occurredAt: '2026-09-21T12:53:20.000Z',
+        },
         { to: 'c@example.com', template: 'receipt', data: { orderId: order, amountMinor: 1000, currency: 'eur' } },
       );
     }
@@ -169,8 +190,16 @@ async function apply(client: PoolClient, lease: string, events: Claimed[]): Prom
     await client.query({
       name: 'outbox_insert',
       text: INSERT_OUTBOX,
-      values: [keys, pairs('erp', 'email'), pairs('order.paid', 'email.receipt'), twice(tenants), JSON.stringify(payloads),
-        twice(events.map((e) => e.id)), twice(orders.map((o) => `order:${o}`)), pairs(null, null)],
+      values: [
+        keys,
+        pairs('erp', 'email'),
+        pairs('order.paid', 'email.receipt'),
+        twice(tenants),
+        JSON.stringify(payloads),
+        twice(events.map((e) => e.id)),
+        twice(orders.map((o) => `order:${o}`)),
+        pairs(null, null),
+      ],
     });
     await client.query({
       name: 'inbox_finish_many',

@@ -43,7 +43,11 @@ const MERGED = process.env.FLOOR_MERGED === '1';
 // As the product's pool and destinations are set up: a timer per query, one keep-alive pool per
 // destination (ERP 16 sockets, e-mail 8), a cleared timer per delivery.
 const db = new Pool({
-  connectionString: process.env.DATABASE_URL, max: 16, idleTimeoutMillis: 0, query_timeout: 30_000, pipeline: true,
+  connectionString: process.env.DATABASE_URL,
+  max: 16,
+  idleTimeoutMillis: 0,
+  query_timeout: 30_000,
+  pipeline: true,
 } as ConstructorParameters<typeof Pool>[0]);
 const destinations = new Map(
   Object.entries({ erp: 16, email: 8 }).map(([name, connections]) => [
@@ -90,8 +94,23 @@ function verified(header: string | undefined, body: Buffer): boolean {
 
 function insertValues(event: { id: string; type: string }, text: string, body: Buffer): unknown[] {
   return [
-    SCOPE, event.id, 'acme', 'stripe', 'stripe-acme', event.type, text, createHash('sha256').update(body).digest('hex'),
-    'bench', 'processing', null, null, null, null, SOURCE_FACTS, WORKER_LEASE, FAR,
+    SCOPE,
+    event.id,
+    'acme',
+    'stripe',
+    'stripe-acme',
+    event.type,
+    text,
+    createHash('sha256').update(body).digest('hex'),
+    'bench',
+    'processing',
+    null,
+    null,
+    null,
+    null,
+    SOURCE_FACTS,
+    WORKER_LEASE,
+    FAR,
   ];
 }
 
@@ -107,7 +126,11 @@ async function accept(req: IncomingMessage, res: ServerResponse): Promise<void> 
   const event = JSON.parse(text);
   const object = event.data.object;
   const accepted = {
-    id: '', order: object.metadata.order_id, payment: object.id, amount: object.amount, currency: object.currency,
+    id: '',
+    order: object.metadata.order_id,
+    payment: object.id,
+    amount: object.amount,
+    currency: object.currency,
     occurredAt: new Date(event.created * 1000).toISOString(),
   };
   if (MERGED) {
@@ -141,7 +164,8 @@ function wake(): void {
 
 /** Sends `queries` in one write, pipelined; resolves with each one's rows. */
 function pipelined(client: PoolClient | Client, queries: { name?: string; text: string; values?: unknown[] }[]): Promise<unknown[][]> {
-  const stream = (client as unknown as { connection: { stream: NodeJS.WritableStream & { cork(): void; uncork(): void } } }).connection.stream;
+  const stream = (client as unknown as { connection: { stream: NodeJS.WritableStream & { cork(): void; uncork(): void } } }).connection
+    .stream;
   stream.cork();
   const answers = queries.map((q) => client.query(q).then((r: QueryResult) => r.rows));
   stream.uncork();
@@ -157,8 +181,14 @@ async function apply(events: Accepted[]): Promise<void> {
   try {
     const tenants = each(events, 'acme');
     const orders = events.map((e) => e.order);
-    const inserts = MERGED ? [{ name: `accept_${events.length}`, text: acceptMany(events.length), values: events.flatMap((e) => e.values!) }] : [];
-    const [, ...first] = await pipelined(client, [{ text: 'BEGIN' }, ...inserts, { name: 'lock', text: LOCK_ORDERS, values: [tenants, orders] }]);
+    const inserts = MERGED
+      ? [{ name: `accept_${events.length}`, text: acceptMany(events.length), values: events.flatMap((e) => e.values!) }]
+      : [];
+    const [, ...first] = await pipelined(client, [
+      { text: 'BEGIN' },
+      ...inserts,
+      { name: 'lock', text: LOCK_ORDERS, values: [tenants, orders] },
+    ]);
     const locked = first[first.length - 1];
     if (MERGED) {
       const ids = new Map((first[0] as { event_id: string; id: string }[]).map((r) => [r.event_id, r.id]));
@@ -168,10 +198,35 @@ async function apply(events: Accepted[]): Promise<void> {
     const entries = events.flatMap((e) => {
       const erpKey = `erp:order-paid:acme:${e.order}`;
       return [
-        { key: erpKey, destination: 'erp', type: 'order.paid', source: e.id, order: e.order,
-          payload: { operationKey: erpKey, type: 'order.paid', tenantId: 'acme', orderId: e.order, amountMinor: e.amount, currency: e.currency, paymentId: e.payment, occurredAt: e.occurredAt } },
-        { key: `email:receipt:acme:${e.order}`, destination: 'email', type: 'email.receipt', source: e.id, order: e.order,
-          payload: { to: byId.get(e.order)!.customer_email, template: 'receipt', data: { orderId: e.order, amountMinor: e.amount, currency: e.currency } } },
+        {
+          key: erpKey,
+          destination: 'erp',
+          type: 'order.paid',
+          source: e.id,
+          order: e.order,
+          payload: {
+            operationKey: erpKey,
+            type: 'order.paid',
+            tenantId: 'acme',
+            orderId: e.order,
+            amountMinor: e.amount,
+            currency: e.currency,
+            paymentId: e.payment,
+            occurredAt: e.occurredAt,
+          },
+        },
+        {
+          key: `email:receipt:acme:${e.order}`,
+          destination: 'email',
+          type: 'email.receipt',
+          source: e.id,
+          order: e.order,
+          payload: {
+            to: byId.get(e.order)!.customer_email,
+            template: 'receipt',
+            data: { orderId: e.order, amountMinor: e.amount, currency: e.currency },
+          },
+        },
       ];
     });
     const now = new Date();
@@ -180,18 +235,36 @@ async function apply(events: Accepted[]): Promise<void> {
         name: 'transition',
         text: TRANSITION_ORDERS,
         values: [
-          tenants, orders, events.map((e) => e.payment), events.map((e) => e.amount), events.map((e) => e.currency),
-          each(events, 'awaiting_payment'), each(events, 'paid'), tenants, orders, events.map((e) => e.id),
-          each(events, 'awaiting_payment'), each(events, 'paid'), events.length,
+          tenants,
+          orders,
+          events.map((e) => e.payment),
+          events.map((e) => e.amount),
+          events.map((e) => e.currency),
+          each(events, 'awaiting_payment'),
+          each(events, 'paid'),
+          tenants,
+          orders,
+          events.map((e) => e.id),
+          each(events, 'awaiting_payment'),
+          each(events, 'paid'),
+          events.length,
         ],
       },
       {
         name: 'outbox',
         text: INSERT_OUTBOX,
         values: [
-          entries.map((x) => x.key), entries.map((x) => x.destination), entries.map((x) => x.type), each(entries, 'acme'),
-          JSON.stringify(entries.map((x) => x.payload)), entries.map((x) => x.source), entries.map((x) => `order:${x.order}`), null,
-          each(entries, true), relayLease, new Date(now.getTime() + 30_000),
+          entries.map((x) => x.key),
+          entries.map((x) => x.destination),
+          entries.map((x) => x.type),
+          each(entries, 'acme'),
+          JSON.stringify(entries.map((x) => x.payload)),
+          entries.map((x) => x.source),
+          entries.map((x) => `order:${x.order}`),
+          null,
+          each(entries, true),
+          relayLease,
+          new Date(now.getTime() + 30_000),
         ],
       },
       { name: 'finish', text: FINISH_MANY, values: [events.map((e) => e.id), each(events, 'done'), each(events, null), now, WORKER_LEASE] },
@@ -244,8 +317,19 @@ async function deliver(lease: string, entries: Handed[]): Promise<void> {
     name: 'record',
     text: RECORD_OUTCOMES,
     values: [
-      entries.map((e) => e.id), entries.map((e) => e.attempts), each(entries, 'delivered'), each(entries, null), each(entries, null), codes,
-      each(entries, false), lease, new Date(), each(entries, false), each(entries, 1), each(entries, null), each(entries, null),
+      entries.map((e) => e.id),
+      entries.map((e) => e.attempts),
+      each(entries, 'delivered'),
+      each(entries, null),
+      each(entries, null),
+      codes,
+      each(entries, false),
+      lease,
+      new Date(),
+      each(entries, false),
+      each(entries, 1),
+      each(entries, null),
+      each(entries, null),
     ],
   });
   if (rowCount !== entries.length) throw new Error(`${entries.length - (rowCount ?? 0)} outcomes not recorded`);

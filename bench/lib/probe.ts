@@ -62,12 +62,16 @@ export class StorageProbe {
     const diskReads = this.diskReads() - this.disk;
     const database = new URL(this.databaseUrl).pathname.slice(1);
     return withClient(this.serverUrl, async (c) => {
-      const { rows: [wal] } = await c.query(
+      const {
+        rows: [wal],
+      } = await c.query(
         `SELECT (pg_current_wal_lsn() - $1::pg_lsn)::float8 AS bytes,
                 (SELECT count(*) FROM pg_get_wal_block_info($1::pg_lsn, pg_current_wal_lsn(), false) WHERE block_fpi_length > 0)::float8 AS fpi`,
         [this.lsn],
       );
-      const { rows: [st] } = await c.query(
+      const {
+        rows: [st],
+      } = await c.query(
         `SELECT coalesce(sum(shared_blks_read), 0)::float8 AS read,
                 sum(total_exec_time) FILTER (WHERE query ~ '^\\s*INSERT INTO webhook_inbox AS i') AS accept_ms,
                 sum(rows) FILTER (WHERE query ~ '^\\s*INSERT INTO webhook_inbox AS i')::float8 AS accept_rows
@@ -80,8 +84,16 @@ export class StorageProbe {
           GROUP BY 1 ORDER BY 2 DESC LIMIT 4`,
         [this.lsn, database],
       );
-      const names = await withClient(this.databaseUrl, async (d) =>
-        new Map((await d.query('SELECT relfilenode::int AS file, relname FROM pg_class WHERE relfilenode = ANY($1)', [byFile.map((r) => r.file)])).rows.map((r) => [r.file, r.relname])),
+      const names = await withClient(
+        this.databaseUrl,
+        async (d) =>
+          new Map(
+            (
+              await d.query('SELECT relfilenode::int AS file, relname FROM pg_class WHERE relfilenode = ANY($1)', [
+                byFile.map((r) => r.file),
+              ])
+            ).rows.map((r) => [r.file, r.relname]),
+          ),
       );
       return {
         fpiBy: byFile.map((r) => `${names.get(r.file) ?? r.file} ${round(r.fpi / units, 3)}`).join(', '),

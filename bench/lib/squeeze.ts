@@ -73,7 +73,9 @@ export class Squeeze {
    */
   diskReads(): number {
     let bytes = 0;
-    for (const pid of readFileSync(join(MEMORY, GROUP, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
+    for (const pid of readFileSync(join(MEMORY, GROUP, 'cgroup.procs'), 'utf8')
+      .split('\n')
+      .filter(Boolean)) {
       try {
         bytes += Number(/read_bytes: (\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? 0);
       } catch {
@@ -89,7 +91,10 @@ export class Squeeze {
   }
 
   leave(): void {
-    for (const pid of readFileSync(join(MEMORY, GROUP, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) this.move(Number(pid), '.');
+    for (const pid of readFileSync(join(MEMORY, GROUP, 'cgroup.procs'), 'utf8')
+      .split('\n')
+      .filter(Boolean))
+      this.move(Number(pid), '.');
     try {
       rmdirSync(join(MEMORY, GROUP));
     } catch {

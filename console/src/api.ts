@@ -73,7 +73,8 @@ export class Api {
   event = (id: string) => this.get<InboxEvent>(`/admin/inbox/${encodeURIComponent(id)}`);
   timeline = (id: string) => this.get<Timeline>(`/admin/inbox/${encodeURIComponent(id)}/timeline`);
   replay = (id: string, reason: string) => this.post<InboxStatusChange>(`/admin/inbox/${encodeURIComponent(id)}/replay`, { reason });
-  quarantine = (id: string, reason: string) => this.post<InboxStatusChange>(`/admin/inbox/${encodeURIComponent(id)}/quarantine`, { reason });
+  quarantine = (id: string, reason: string) =>
+    this.post<InboxStatusChange>(`/admin/inbox/${encodeURIComponent(id)}/quarantine`, { reason });
   bulkReplay = (filter: Record<string, string>, dryRun: boolean, reason: string) =>
     this.post<BulkReplayResult>('/admin/inbox/replay', { filter, dryRun, reason });
   outbox = (query: Query) => this.get<Schemas['OutboxEntryPage']>(`/admin/outbox${queryString(query)}`);
@@ -81,12 +82,14 @@ export class Api {
   resolve = (id: string, outcome: 'delivered' | 'retry', reason: string) =>
     this.post<OutboxStatusChange>(`/admin/outbox/${encodeURIComponent(id)}/resolve`, { outcome, reason });
   order = (tenant: string, id: string) => this.get<Order>(`/admin/orders/${encodeURIComponent(tenant)}/${encodeURIComponent(id)}`);
-  series = (query: { window: ChartWindow; endpoint?: string; destination?: string }) => this.get<Series>(`/admin/series${queryString(query)}`);
+  series = (query: { window: ChartWindow; endpoint?: string; destination?: string }) =>
+    this.get<Series>(`/admin/series${queryString(query)}`);
   destinations = () => this.get<Schemas['DestinationList']>('/admin/destinations');
   reconciliation = () => this.get<Schemas['ReconciliationOverview']>('/admin/reconciliation');
   runReconciliation = (body: { endpoint?: string; from?: string; dryRun: boolean; reason: string }) =>
     this.post<Schemas['ReconciliationRequested']>('/admin/reconciliation/run', body);
-  erase = (target: ErasureTarget, reason: string, dryRun: boolean) => this.post<ErasureResult>('/admin/erasure', { ...target, reason, dryRun });
+  erase = (target: ErasureTarget, reason: string, dryRun: boolean) =>
+    this.post<ErasureResult>('/admin/erasure', { ...target, reason, dryRun });
   audit = (query: Query) => this.get<Schemas['AuditRecordPage']>(`/admin/audit${queryString(query)}`);
 
   private get<T>(path: string): Promise<T> {

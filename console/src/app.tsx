@@ -83,7 +83,14 @@ function SignIn({ onToken, error }: { onToken: (token: string) => void; error?: 
       >
         <label>
           Admin token
-          <input type="password" name="token" autoComplete="off" required value={value} onInput={(e) => setValue((e.target as HTMLInputElement).value)} />
+          <input
+            type="password"
+            name="token"
+            autoComplete="off"
+            required
+            value={value}
+            onInput={(e) => setValue((e.target as HTMLInputElement).value)}
+          />
         </label>
         <button type="submit" data-test="sign-in">
           Sign in

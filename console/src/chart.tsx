@@ -9,7 +9,21 @@ import { bucketLabel, Line, summarize } from './series';
  * figure's caption, and the full data as a table behind a keyboard-reachable
  * disclosure.
  */
-export function Chart({ title, xs, lines, unit, withDay, test }: { title: string; xs: number[]; lines: Line[]; unit: string; withDay: boolean; test: string }) {
+export function Chart({
+  title,
+  xs,
+  lines,
+  unit,
+  withDay,
+  test,
+}: {
+  title: string;
+  xs: number[];
+  lines: Line[];
+  unit: string;
+  withDay: boolean;
+  test: string;
+}) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const el = box.current;

@@ -4,12 +4,16 @@ import { duration } from './format';
 /** One line of an event's story, in words an operator reads at a glance. */
 export function describeEntry(entry: TimelineEntry): { title: string; facts: string[]; tone: 'ok' | 'warn' | 'bad' | 'info' } {
   const d = entry.detail;
-  const facts = (pairs: [string, unknown][]) => pairs.filter(([, v]) => v !== null && v !== undefined && v !== '').map(([k, v]) => `${k}: ${v}`);
+  const facts = (pairs: [string, unknown][]) =>
+    pairs.filter(([, v]) => v !== null && v !== undefined && v !== '').map(([k, v]) => `${k}: ${v}`);
   switch (entry.kind) {
     case 'received':
       return {
         title: `Received on ${d.endpointId}, verified with secret "${d.verifiedWith}"`,
-        facts: facts([['provider', d.provider], ['scope', d.sourceScope]]),
+        facts: facts([
+          ['provider', d.provider],
+          ['scope', d.sourceScope],
+        ]),
         tone: 'info',
       };
     case 'redelivered':
@@ -22,14 +26,25 @@ export function describeEntry(entry: TimelineEntry): { title: string; facts: str
       const tone = d.outcome === 'done' || d.outcome === 'ignored' ? 'ok' : d.outcome === 'quarantined' ? 'bad' : 'warn';
       return {
         title: `Processing attempt ${d.attempt}: ${d.outcome}`,
-        facts: facts([['instance', d.instance], ['reason', d.reason], ['error', d.error]]),
+        facts: facts([
+          ['instance', d.instance],
+          ['reason', d.reason],
+          ['error', d.error],
+        ]),
         tone,
       };
     }
     case 'order_transition':
       return { title: `Order ${d.tenantId}/${d.orderId}: ${d.from} → ${d.to}`, facts: [], tone: 'ok' };
     case 'operation_created':
-      return { title: `Operation created: ${d.operationKey}`, facts: facts([['destination', d.destination], ['type', d.operationType]]), tone: 'info' };
+      return {
+        title: `Operation created: ${d.operationKey}`,
+        facts: facts([
+          ['destination', d.destination],
+          ['type', d.operationType],
+        ]),
+        tone: 'info',
+      };
     case 'delivery_attempt': {
       const tone = d.outcome === 'delivered' ? 'ok' : d.outcome === 'retry' ? 'warn' : 'bad';
       return {
@@ -48,7 +63,10 @@ export function describeEntry(entry: TimelineEntry): { title: string; facts: str
     case 'operator_action':
       return {
         title: `${d.actor} (${d.role}): ${d.action}`,
-        facts: facts([['reason', d.reason], ['status', d.beforeStatus || d.afterStatus ? `${d.beforeStatus ?? '?'} → ${d.afterStatus ?? '?'}` : null]]),
+        facts: facts([
+          ['reason', d.reason],
+          ['status', d.beforeStatus || d.afterStatus ? `${d.beforeStatus ?? '?'} → ${d.afterStatus ?? '?'}` : null],
+        ]),
         tone: 'info',
       };
     default:

@@ -96,7 +96,13 @@ export function ActionWithReason(props: {
 }
 
 /** First and next page of a cursor-paged list: the filter stays, the cursor moves. */
-export function Pager({ page, filter, cursor, next, go }: {
+export function Pager({
+  page,
+  filter,
+  cursor,
+  next,
+  go,
+}: {
   page: ListPage;
   filter: Record<string, string>;
   cursor: string | undefined;
@@ -108,7 +114,12 @@ export function Pager({ page, filter, cursor, next, go }: {
       <button class="secondary" disabled={!cursor} onClick={() => go(href({ page, query: filter }))}>
         First page
       </button>
-      <button class="secondary" disabled={!next} onClick={() => next && go(href({ page, query: { ...filter, cursor: next } }))} data-test="next-page">
+      <button
+        class="secondary"
+        disabled={!next}
+        onClick={() => next && go(href({ page, query: { ...filter, cursor: next } }))}
+        data-test="next-page"
+      >
         Next page
       </button>
     </div>

@@ -28,17 +28,41 @@ describe('timeline entries', () => {
     const d = describeEntry({
       at: '2026-12-02T04:00:00Z',
       kind: 'delivery_attempt',
-      detail: { attempt: 2, operationKey: 'erp:order-paid:acme:o1', outcome: 'retry', statusCode: 429, durationMs: 35, outcomeQuery: 'not_applied', retryAfterMs: 120000, instance: 'host:1:ab', error: 'HTTP 429' },
+      detail: {
+        attempt: 2,
+        operationKey: 'erp:order-paid:acme:o1',
+        outcome: 'retry',
+        statusCode: 429,
+        durationMs: 35,
+        outcomeQuery: 'not_applied',
+        retryAfterMs: 120000,
+        instance: 'host:1:ab',
+        error: 'HTTP 429',
+      },
     });
     expect(d.title).toBe('Delivery attempt 2 of erp:order-paid:acme:o1: retry');
-    expect(d.facts).toEqual(['HTTP: 429', 'took: 35 ms', 'outcome query: not_applied', 'Retry-After: 120 s', 'instance: host:1:ab', 'error: HTTP 429']);
+    expect(d.facts).toEqual([
+      'HTTP: 429',
+      'took: 35 ms',
+      'outcome query: not_applied',
+      'Retry-After: 120 s',
+      'instance: host:1:ab',
+      'error: HTTP 429',
+    ]);
     expect(d.tone).toBe('warn');
   });
 
   it('a quarantining attempt is bad news, a transition good news', () => {
-    expect(describeEntry({ at: '', kind: 'attempt', detail: { attempt: 3, outcome: 'quarantined', reason: 'max_attempts', instance: 'w', error: null } }).tone).toBe('bad');
-    expect(describeEntry({ at: '', kind: 'order_transition', detail: { tenantId: 'acme', orderId: 'o1', from: 'awaiting_payment', to: 'paid' } }).title).toBe(
-      'Order acme/o1: awaiting_payment → paid',
-    );
+    expect(
+      describeEntry({
+        at: '',
+        kind: 'attempt',
+        detail: { attempt: 3, outcome: 'quarantined', reason: 'max_attempts', instance: 'w', error: null },
+      }).tone,
+    ).toBe('bad');
+    expect(
+      describeEntry({ at: '', kind: 'order_transition', detail: { tenantId: 'acme', orderId: 'o1', from: 'awaiting_payment', to: 'paid' } })
+        .title,
+    ).toBe('Order acme/o1: awaiting_payment → paid');
   });
 });

@@ -10,7 +10,11 @@ export const ROLLUP_INTERVAL_MS = 60_000;
 /** Rolls activity up once a minute, only on instances with the `maintenance` role. */
 @Injectable()
 export class ActivityRollupScheduler extends MaintenanceJobScheduler {
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig, activity: ActivityService, scheduler: SchedulerRegistry) {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    activity: ActivityService,
+    scheduler: SchedulerRegistry,
+  ) {
     super('activity-rollup', { label: 'activity rollup', intervalMs: ROLLUP_INTERVAL_MS, firstRunDelayMs: 3_000 }, activity, scheduler);
   }
 

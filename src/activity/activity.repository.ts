@@ -3,7 +3,17 @@ import { DataSource } from 'typeorm';
 import { ActivityCount, ScopeBacklog, ScopeMinute } from '../common/activity';
 import { TenantScope } from '../common/tenant-scope';
 import { runInTransaction } from '../database/unit-of-work';
-import { ADVANCE_ROLLED_TO, DELETE_BEFORE, ROLL_HOURS, ROLLED_TO, SCOPES, SERIES_BY_HOUR, SERIES_BY_MINUTE, UPSERT_BACKLOG, UPSERT_COUNTS } from './activity.queries';
+import {
+  ADVANCE_ROLLED_TO,
+  DELETE_BEFORE,
+  ROLL_HOURS,
+  ROLLED_TO,
+  SCOPES,
+  SERIES_BY_HOUR,
+  SERIES_BY_MINUTE,
+  UPSERT_BACKLOG,
+  UPSERT_COUNTS,
+} from './activity.queries';
 import { ActivityKind, SeriesPoint } from './activity.types';
 
 const COUNTS: ActivityCount[] = ['accepted', 'done', 'quarantined', 'delivered', 'failed'];
@@ -60,9 +70,23 @@ export class ActivityRepository {
     await this.dataSource.query(DELETE_BEFORE, [minute]);
   }
 
-  async series(kind: ActivityKind, from: Date, to: Date, scope: string | undefined, tenants: TenantScope, stepSeconds: number): Promise<SeriesPoint[]> {
+  async series(
+    kind: ActivityKind,
+    from: Date,
+    to: Date,
+    scope: string | undefined,
+    tenants: TenantScope,
+    stepSeconds: number,
+  ): Promise<SeriesPoint[]> {
     // Hourly buckets read the hourly rows: a week is 168 rows per scope.
-    const rows: SeriesRow[] = await this.dataSource.query(stepSeconds >= 3600 ? SERIES_BY_HOUR : SERIES_BY_MINUTE, [kind, from, to, scope ?? null, tenants ?? null, stepSeconds]);
+    const rows: SeriesRow[] = await this.dataSource.query(stepSeconds >= 3600 ? SERIES_BY_HOUR : SERIES_BY_MINUTE, [
+      kind,
+      from,
+      to,
+      scope ?? null,
+      tenants ?? null,
+      stepSeconds,
+    ]);
     return rows.map((r) => ({
       at: r.bucket,
       counts: Object.fromEntries(COUNTS.map((c) => [c, r[c]])) as Record<ActivityCount, number>,

@@ -57,9 +57,7 @@ export class ActivityService implements MaintenanceJob {
     const now = this.clock.now();
     const currentMinute = floorMinute(now);
     const rolledTo = await this.repository.rolledTo();
-    const from = new Date(
-      Math.max(rolledTo ? rolledTo.getTime() - ROLLUP_RECOUNT_MS : 0, currentMinute.getTime() - ROLLUP_BACKFILL_MS),
-    );
+    const from = new Date(Math.max(rolledTo ? rolledTo.getTime() - ROLLUP_RECOUNT_MS : 0, currentMinute.getTime() - ROLLUP_BACKFILL_MS));
     const to = new Date(Math.min(currentMinute.getTime(), from.getTime() + ROLLUP_MAX_SPAN_MS));
     const [events, deliveries, inboxBacklog, outboxBacklog] = await Promise.all([
       this.inbox.activityByMinute(from, to),
@@ -68,7 +66,10 @@ export class ActivityService implements MaintenanceJob {
       this.outbox.backlogByDestination(),
     ]);
     await this.repository.writeCounts(
-      [...events.map((minute) => ({ kind: 'endpoint' as const, minute })), ...deliveries.map((minute) => ({ kind: 'destination' as const, minute }))],
+      [
+        ...events.map((minute) => ({ kind: 'endpoint' as const, minute })),
+        ...deliveries.map((minute) => ({ kind: 'destination' as const, minute })),
+      ],
       to,
     );
     await this.repository.writeBacklog(now, currentMinute, [

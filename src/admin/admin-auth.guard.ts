@@ -19,8 +19,7 @@ export class AdminAuthGuard implements CanActivate {
     const result = authenticateBearer(req.headers.authorization, this.config.adminTokens);
     if (!result.ok) throw new UnauthorizedError(result.reason, 'a valid admin Bearer token is required');
     const required =
-      this.reflector.getAllAndOverride<AdminRole | undefined>(ROLES_KEY, [context.getHandler(), context.getClass()]) ??
-      'viewer';
+      this.reflector.getAllAndOverride<AdminRole | undefined>(ROLES_KEY, [context.getHandler(), context.getClass()]) ?? 'viewer';
     const scoped = this.reflector.getAllAndOverride<boolean | undefined>(TENANT_SCOPED_KEY, [context.getHandler(), context.getClass()]);
     if (result.principal.tenants && !scoped) throw new NotFoundError('not_found', 'no such route for this token');
     if (!hasRole(result.principal, required)) {

@@ -26,6 +26,10 @@ export class AdminErasureController {
   @ApiZodResponse(200, erasureResult)
   erase(@CurrentAdmin() who: AdminPrincipal, @Body() body: unknown) {
     const { reason, email, tenantId, orderId, dryRun } = parseOr400(erasureBody, body, 'invalid_body', BODY_REASONS);
-    return this.erasure.erase(email !== undefined ? { email } : { tenantId: tenantId!, orderId: orderId! }, { actor: who, reason }, dryRun ?? false);
+    return this.erasure.erase(
+      email !== undefined ? { email } : { tenantId: tenantId!, orderId: orderId! },
+      { actor: who, reason },
+      dryRun ?? false,
+    );
   }
 }

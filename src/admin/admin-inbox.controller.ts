@@ -55,7 +55,8 @@ export class AdminInboxController {
 
   @Get(':id/timeline')
   @ApiOperation({
-    summary: "One event's story in order: receipts, processing attempts, the order transition, operations and their delivery attempts, operator actions",
+    summary:
+      "One event's story in order: receipts, processing attempts, the order transition, operations and their delivery attempts, operator actions",
   })
   @ApiZodResponse(200, timeline)
   async timeline(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string) {

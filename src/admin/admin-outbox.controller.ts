@@ -54,7 +54,10 @@ export class AdminOutboxController {
   @Post(':id/resolve')
   @HttpCode(200)
   @Roles('operator')
-  @ApiOperation({ summary: "Record an operator's decision on an unresolved or dead entry: delivered (settled; releases the entries of its aggregate held behind it), or retry" })
+  @ApiOperation({
+    summary:
+      "Record an operator's decision on an unresolved or dead entry: delivered (settled; releases the entries of its aggregate held behind it), or retry",
+  })
   @ApiZodBody(resolveBody)
   @ApiResponse({ status: 409, description: '`not_unresolved`' })
   @ApiZodResponse(200, outboxStatusChange)

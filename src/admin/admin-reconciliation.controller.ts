@@ -31,7 +31,11 @@ export class AdminReconciliationController {
   @ApiResponse({ status: 404, description: '`unknown_endpoint`' })
   @ApiZodResponse(202, reconciliationRequested)
   run(@CurrentAdmin() who: AdminPrincipal, @Body() body: unknown) {
-    const request = parseOr400(reconciliationRunBody, body, 'invalid_body', { ...BODY_REASONS, from: 'invalid_window', to: 'invalid_window' });
+    const request = parseOr400(reconciliationRunBody, body, 'invalid_body', {
+      ...BODY_REASONS,
+      from: 'invalid_window',
+      to: 'invalid_window',
+    });
     return this.reconciliation.request(who, request);
   }
 }

@@ -27,7 +27,8 @@ export class AdminStatsController {
 
   @Get()
   @ApiOperation({
-    summary: 'Backlog, oldest pending age, attempts, recurring failures, accept-to-done latency (last hour), rates and open work per endpoint (last 5 minutes)',
+    summary:
+      'Backlog, oldest pending age, attempts, recurring failures, accept-to-done latency (last hour), rates and open work per endpoint (last 5 minutes)',
   })
   @ApiZodResponse(200, stats)
   async stats(@CurrentAdmin() who: AdminPrincipal) {

@@ -17,7 +17,10 @@ const INBOX_STATUSES = ['pending', 'processing', 'done', 'ignored', 'quarantined
 const OUTBOX_STATUSES = ['pending', 'delivering', 'delivered', 'unresolved', 'dead'] as const;
 
 const page = <T extends z.ZodType>(id: string, item: T) =>
-  named(id, obj({ items: z.array(item), nextCursor: z.string().nullable().describe('pass as `cursor` for the next page; null on the last') }));
+  named(
+    id,
+    obj({ items: z.array(item), nextCursor: z.string().nullable().describe('pass as `cursor` for the next page; null on the last') }),
+  );
 
 /** A repair's answer: the status before and after, and the audit row that records it. */
 const statusChange = <S extends z.ZodEnum>(id: string, status: S) =>

@@ -7,7 +7,12 @@ const OUTBOX_STATUSES = ['pending', 'delivering', 'delivered', 'unresolved', 'de
 const label = z.string().min(1).max(255);
 const instant = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
 // Decimal digits only: Number() would also take '0x10', '1e2' or ' 7'.
-const limit = z.string().regex(/^\d{1,3}$/).transform(Number).pipe(z.number().int().min(1).max(500)).default(50);
+const limit = z
+  .string()
+  .regex(/^\d{1,3}$/)
+  .transform(Number)
+  .pipe(z.number().int().min(1).max(500))
+  .default(50);
 const cursor = z.string().min(1).max(200).optional();
 const reason = z.string().trim().min(1).max(1000);
 
@@ -83,11 +88,22 @@ export const createOrderBody = z
 
 /** POST /admin/erasure: one customer by e-mail address, or one order. */
 export const erasureBody = z
-  .object({ email: z.email().max(320).optional(), tenantId: label.optional(), orderId: label.optional(), reason, dryRun: z.boolean().optional() })
+  .object({
+    email: z.email().max(320).optional(),
+    tenantId: label.optional(),
+    orderId: label.optional(),
+    reason,
+    dryRun: z.boolean().optional(),
+  })
   .strict()
-  .refine((b) => (b.email !== undefined) !== (b.tenantId !== undefined && b.orderId !== undefined) && (b.tenantId === undefined) === (b.orderId === undefined), {
-    message: 'either email, or tenantId and orderId',
-  });
+  .refine(
+    (b) =>
+      (b.email !== undefined) !== (b.tenantId !== undefined && b.orderId !== undefined) &&
+      (b.tenantId === undefined) === (b.orderId === undefined),
+    {
+      message: 'either email, or tenantId and orderId',
+    },
+  );
 
 export const auditListQuery = z
   .object({

@@ -77,7 +77,11 @@ export class AuditService {
 
   /** Operator actions on an inbox event and on its outbox entries, oldest first. */
   async ofInboxEvent(inboxId: string, outboxIds: string[]): Promise<AuditRecord[]> {
-    const rows: Omit<AuditRow, 'page_at_us'>[] = await this.dataSource.query(AUDIT_OF_EVENT, [`inbox:${inboxId}`, outboxIds.map((id) => `outbox:${id}`), inboxId]);
+    const rows: Omit<AuditRow, 'page_at_us'>[] = await this.dataSource.query(AUDIT_OF_EVENT, [
+      `inbox:${inboxId}`,
+      outboxIds.map((id) => `outbox:${id}`),
+      inboxId,
+    ]);
     return rows.map(toRecord);
   }
 
@@ -88,7 +92,9 @@ export class AuditService {
     if (filter.target) where.add('target = ?', filter.target);
     if (filter.from) where.add('at >= ?', filter.from);
     if (filter.to) where.add('at < ?', filter.to);
-    return queryPage(this.dataSource, { columns: AUDIT_COLUMNS, table: 'admin_audit', orderBy: 'at', where }, page, (r: AuditRow) => toRecord(r));
+    return queryPage(this.dataSource, { columns: AUDIT_COLUMNS, table: 'admin_audit', orderBy: 'at', where }, page, (r: AuditRow) =>
+      toRecord(r),
+    );
   }
 }
 

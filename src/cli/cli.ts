@@ -74,7 +74,11 @@ async function send(base: string, [endpointId, eventType]: string[], flags: Flag
   const type = eventType ?? DEFAULT_TYPES[endpoint.provider] ?? 'ping';
   const eventId = String(flags['event-id'] ?? (endpoint.provider === 'stripe' ? `evt_${randomUUID().replace(/-/g, '')}` : randomUUID()));
   const body = JSON.stringify(
-    endpoint.provider === 'stripe' ? stripeEvent(eventId, type, flags) : endpoint.provider === 'slack' ? slackEvent(eventId, type) : { type, data: {} },
+    endpoint.provider === 'stripe'
+      ? stripeEvent(eventId, type, flags)
+      : endpoint.provider === 'slack'
+        ? slackEvent(eventId, type)
+        : { type, data: {} },
   );
   const secret = endpoint.secrets.find((s) => !s.notAfter || s.notAfter > new Date()) ?? endpoint.secrets[0];
   const signed = signRequest(endpoint.provider, secret.value, body, { eventId, eventType: type });
@@ -110,7 +114,16 @@ function stripeEvent(id: string, type: string, flags: Flags): object {
   const currency = String(flags.currency ?? 'eur');
   const payment = String(flags.payment ?? `pi_${order.replace(/[^A-Za-z0-9]/g, '')}`);
   const object = type.startsWith('charge.')
-    ? { id: `ch_${payment.slice(3)}`, object: 'charge', payment_intent: payment, amount, amount_refunded: amount, currency, refunded: true, metadata: { order_id: order } }
+    ? {
+        id: `ch_${payment.slice(3)}`,
+        object: 'charge',
+        payment_intent: payment,
+        amount,
+        amount_refunded: amount,
+        currency,
+        refunded: true,
+        metadata: { order_id: order },
+      }
     : { id: payment, object: 'payment_intent', amount, amount_received: amount, currency, metadata: { order_id: order } };
   return { id, object: 'event', type, created: Math.floor(Date.now() / 1000), livemode: false, data: { object } };
 }

@@ -35,7 +35,11 @@ export function errorResponse(error: unknown): ErrorResponse {
   }
   if (isInvalidData(error)) {
     // Input PostgreSQL refuses (a NUL byte, a value out of range) that validation let through: still the caller's 400.
-    return { status: 400, headers: {}, body: { status: 'error', reason: 'invalid_input', message: 'a value in the request cannot be stored or compared' } };
+    return {
+      status: 400,
+      headers: {},
+      body: { status: 'error', reason: 'invalid_input', message: 'a value in the request cannot be stored or compared' },
+    };
   }
   const errorId = randomUUID();
   if (isDatabaseUnavailable(error)) {

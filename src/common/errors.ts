@@ -72,7 +72,12 @@ export class ServiceUnavailableError extends AppError {
  */
 export class BusyError extends AppError {
   constructor(reason = 'intake_busy', retryAfterSeconds = 1, closeConnection = false) {
-    super(503, reason, 'too busy: retry shortly', closeConnection ? { 'Retry-After': String(retryAfterSeconds), Connection: 'close' } : { 'Retry-After': String(retryAfterSeconds) });
+    super(
+      503,
+      reason,
+      'too busy: retry shortly',
+      closeConnection ? { 'Retry-After': String(retryAfterSeconds), Connection: 'close' } : { 'Retry-After': String(retryAfterSeconds) },
+    );
   }
 }
 

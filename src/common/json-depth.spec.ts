@@ -35,7 +35,10 @@ describe('jsonDepthExceeds', () => {
   });
 
   it('passes a realistic provider payload', () => {
-    const stripe = { id: 'evt_1', data: { object: { charges: { data: [{ billing_details: { address: { city: 'X' } } }] }, metadata: {} } } };
+    const stripe = {
+      id: 'evt_1',
+      data: { object: { charges: { data: [{ billing_details: { address: { city: 'X' } } }] }, metadata: {} } },
+    };
     expect(jsonDepthExceeds(JSON.stringify(stripe))).toBe(false);
   });
 });

@@ -93,11 +93,7 @@ export async function queryPage<R extends { page_at_us: string; id: string | num
 }
 
 /** Turns `limit + 1` fetched rows into a page. */
-export function toPage<R extends { page_at_us: string; id: string | number }, T>(
-  rows: R[],
-  limit: number,
-  map: (row: R) => T,
-): Page<T> {
+export function toPage<R extends { page_at_us: string; id: string | number }, T>(rows: R[], limit: number, map: (row: R) => T): Page<T> {
   const more = rows.length > limit;
   const kept = more ? rows.slice(0, limit) : rows;
   const last = kept[kept.length - 1];

@@ -50,6 +50,8 @@ describe('parseDatabaseUrl (libpq multi-host syntax)', () => {
   });
 
   it('a refusal never echoes the password', () => {
-    expect(() => parseDatabaseUrl('postgres://u:s3cret@h1:x,h2/db')).toThrow(expect.objectContaining({ message: expect.not.stringContaining('s3cret') }));
+    expect(() => parseDatabaseUrl('postgres://u:s3cret@h1:x,h2/db')).toThrow(
+      expect.objectContaining({ message: expect.not.stringContaining('s3cret') }),
+    );
   });
 });

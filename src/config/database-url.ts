@@ -53,7 +53,9 @@ export function parseDatabaseUrl(raw: string): DatabaseTarget {
   }
   if (several && attrs === 'any') {
     // The first server that answers may be a standby: every write would fail there, for good.
-    throw new ConfigError('DATABASE_URL: target_session_attrs=any with several hosts would write to whichever answers first; use read-write or primary');
+    throw new ConfigError(
+      'DATABASE_URL: target_session_attrs=any with several hosts would write to whichever answers first; use read-write or primary',
+    );
   }
   if (several && entries.some((e) => e === '')) throw new ConfigError('DATABASE_URL: an empty host in the host list');
 

@@ -87,7 +87,9 @@ export function loadDestinationVariables(env: Env, relayTimeoutMs: number): Map<
     if (!key.startsWith('DESTINATION_') || !env[key]) continue;
     const name = destinationName(key.slice('DESTINATION_'.length));
     if (!name) {
-      throw new ConfigError(`${key}: not a destination setting (DESTINATION_<NAME>_ followed by ${SETTINGS.join(', ')} or HEADER_<HEADER>_ENV)`);
+      throw new ConfigError(
+        `${key}: not a destination setting (DESTINATION_<NAME>_ followed by ${SETTINGS.join(', ')} or HEADER_<HEADER>_ENV)`,
+      );
     }
     names.add(name.toLowerCase());
   }
@@ -110,13 +112,15 @@ function readDestination(name: string, env: Env, relayTimeoutMs: number): Destin
     if (!key) return undefined;
     const raw = env[key]!;
     const value = Number(raw);
-    if (!/^\d+$/.test(raw.trim()) || value < min || value > max) throw new ConfigError(`${key}: expected an integer between ${min} and ${max}, got "${raw}"`);
+    if (!/^\d+$/.test(raw.trim()) || value < min || value > max)
+      throw new ConfigError(`${key}: expected an integer between ${min} and ${max}, got "${raw}"`);
     return value;
   };
   /** The value of the variable a setting names (a credential: neither it nor the name's value is echoed). */
   const named = (key: string): string => {
     const target = env[key]!;
-    if (!/^[A-Za-z_][A-Za-z0-9_]{0,99}$/.test(target)) throw new ConfigError(`${key}: must name an environment variable (letters, digits, "_"), never hold the secret itself`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]{0,99}$/.test(target))
+      throw new ConfigError(`${key}: must name an environment variable (letters, digits, "_"), never hold the secret itself`);
     const value = env[target];
     if (!value) throw new ConfigError(`${key}: the variable it names (${target}) is not set`);
     return value;
@@ -141,7 +145,8 @@ function readDestination(name: string, env: Env, relayTimeoutMs: number): Destin
       throw new ConfigError(`${urlKey}: not a valid URL`);
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ConfigError(`${urlKey}: expected a http or https URL`);
-    if (parsed.username || parsed.password) throw new ConfigError(`${urlKey}: no credentials in the URL; use ${prefix}_BEARER_ENV or ${prefix}_HEADER_<NAME>_ENV`);
+    if (parsed.username || parsed.password)
+      throw new ConfigError(`${urlKey}: no credentials in the URL; use ${prefix}_BEARER_ENV or ${prefix}_HEADER_<NAME>_ENV`);
     url = env[urlKey]!.replace(/\/+$/, '');
   }
 
@@ -164,20 +169,23 @@ function readDestination(name: string, env: Env, relayTimeoutMs: number): Destin
   if (signing) {
     const secret = named(signing);
     const base64 = secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret;
-    if (!/^[A-Za-z0-9+/]{22,}={0,2}$/.test(base64)) throw new ConfigError(`${signing}: the secret it names is not a Standard Webhooks secret (whsec_ and base64 of at least 16 bytes)`);
+    if (!/^[A-Za-z0-9+/]{22,}={0,2}$/.test(base64))
+      throw new ConfigError(`${signing}: the secret it names is not a Standard Webhooks secret (whsec_ and base64 of at least 16 bytes)`);
     signingKey = Buffer.from(base64, 'base64');
   }
 
   const cert = file('TLS_CERT_FILE');
   const key = file('TLS_KEY_FILE');
-  if (Boolean(cert) !== Boolean(key)) throw new ConfigError(`${prefix}_TLS_CERT_FILE: a client certificate needs both ${prefix}_TLS_CERT_FILE and ${prefix}_TLS_KEY_FILE`);
+  if (Boolean(cert) !== Boolean(key))
+    throw new ConfigError(`${prefix}_TLS_CERT_FILE: a client certificate needs both ${prefix}_TLS_CERT_FILE and ${prefix}_TLS_KEY_FILE`);
   const ca = file('TLS_CA_FILE');
 
   // 0 (or unset): unlimited.
   const perSecond = int('RATE_LIMIT', 0, 100_000) || undefined;
   const burst = int('RATE_BURST', 1, 100_000);
   const burstKey = variable('RATE_BURST');
-  if (burst !== undefined && perSecond === undefined) throw new ConfigError(`${burstKey}: needs ${burstKey!.replace(/RATE_BURST$/, 'RATE_LIMIT')}`);
+  if (burst !== undefined && perSecond === undefined)
+    throw new ConfigError(`${burstKey}: needs ${burstKey!.replace(/RATE_BURST$/, 'RATE_LIMIT')}`);
   return {
     url,
     timeoutMs: int('TIMEOUT_MS', 10, relayTimeoutMs),
@@ -202,7 +210,9 @@ export function settingsFor(
     timeoutMs: v.timeoutMs ?? relayTimeoutMs,
     concurrency: v.concurrency ?? defaults.concurrency ?? 8,
     circuit: { failures: v.circuit.failures ?? 5, cooldownMs: v.circuit.cooldownMs ?? 30_000 },
-    rateLimit: v.rateLimit ? { perSecond: v.rateLimit.perSecond, burst: v.rateLimit.burst ?? Math.max(1, v.rateLimit.perSecond) } : undefined,
+    rateLimit: v.rateLimit
+      ? { perSecond: v.rateLimit.perSecond, burst: v.rateLimit.burst ?? Math.max(1, v.rateLimit.perSecond) }
+      : undefined,
     headers: v.headers,
     signingKey: v.signingKey,
     tls: v.tls,

@@ -5,10 +5,7 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,99}$/;
 const secretSchema = z
   .object({
     label: z.string().min(1),
-    env: z
-      .string()
-      .regex(ENV_NAME, 'the name of an environment variable (letters, digits, "_"), never the secret itself')
-      .optional(),
+    env: z.string().regex(ENV_NAME, 'the name of an environment variable (letters, digits, "_"), never the secret itself').optional(),
     value: z.string().min(1).optional(),
     notAfter: z.iso.datetime({ offset: true }).optional(),
   })
@@ -54,7 +51,12 @@ export const endpointSchema = z
       .positive('must be positive: 0 would disable the timestamp check')
       .max(3600, 'at most 3600: a longer window would let a captured request be replayed for that long')
       .default(300),
-    maxBodyBytes: z.number().int().positive().max(64 * 1024 * 1024).default(1024 * 1024),
+    maxBodyBytes: z
+      .number()
+      .int()
+      .positive()
+      .max(64 * 1024 * 1024)
+      .default(1024 * 1024),
     eventTypes: z.array(z.string().min(1)).min(1).optional(),
     expect: z.record(z.string(), z.union([z.string(), z.boolean(), z.number()])).optional(),
     api: apiSchema.optional(),

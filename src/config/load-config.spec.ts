@@ -100,7 +100,9 @@ describe('loadConfig', () => {
   it('DATABASE_URL may list several hosts in libpq syntax (failover to the writable one)', () => {
     const url = 'postgres://u@db1:5432,db2:5433/x?target_session_attrs=read-write';
     expect(load({ DATABASE_URL: url }).databaseUrl).toBe(url);
-    expect(errorOf(() => load({ DATABASE_URL: 'postgres://u@db1,db2/x?target_session_attrs=standby' }))).toMatch(/^DATABASE_URL: target_session_attrs "standby"/);
+    expect(errorOf(() => load({ DATABASE_URL: 'postgres://u@db1,db2/x?target_session_attrs=standby' }))).toMatch(
+      /^DATABASE_URL: target_session_attrs "standby"/,
+    );
   });
 
   it('keeps each destination settings in one object (URL, concurrency, circuit, shared rate limit)', () => {
@@ -133,15 +135,30 @@ describe('loadConfig', () => {
 
   it.each([
     ['a tolerance of 0', [stripe({ toleranceSeconds: 0 })], /toleranceSeconds: must be positive/],
-    ['a missing secret variable', [stripe({ secrets: [{ label: 'k', env: 'UNSET_VAR' }] })], /secrets\.0 \("k"\): the environment variable it names is not set/],
+    [
+      'a missing secret variable',
+      [stripe({ secrets: [{ label: 'k', env: 'UNSET_VAR' }] })],
+      /secrets\.0 \("k"\): the environment variable it names is not set/,
+    ],
     ['a tolerance over an hour', [stripe({ toleranceSeconds: 3601 })], /toleranceSeconds: at most 3600/],
-    ['a secret pasted as "env"', [stripe({ secrets: [{ label: 'k', env: 'whsec_abc/def+ghi=' }] })], /secrets\.0\.env: the name of an environment variable/],
+    [
+      'a secret pasted as "env"',
+      [stripe({ secrets: [{ label: 'k', env: 'whsec_abc/def+ghi=' }] })],
+      /secrets\.0\.env: the name of an environment variable/,
+    ],
     ['duplicate endpoint ids', [stripe(), stripe()], /duplicate endpoint id "stripe-acme"/],
     ['a secret with both env and value', [stripe({ secrets: [{ label: 'k', env: 'A', value: 'b' }] })], /exactly one/],
     ['an unknown field', [stripe({ tolerance: 10 })], /endpoints\.0/],
     [
       'two secrets with one label (the label is the evidence of which secret verified)',
-      [stripe({ secrets: [{ label: 'k', env: 'STRIPE_SECRET_ACME' }, { label: 'k', value: 'whsec_other' }] })],
+      [
+        stripe({
+          secrets: [
+            { label: 'k', env: 'STRIPE_SECRET_ACME' },
+            { label: 'k', value: 'whsec_other' },
+          ],
+        }),
+      ],
       /endpoints\.0\.secrets\.1: duplicate secret label "k"/,
     ],
   ])('refuses an endpoints file with %s', (_name, endpoints, pattern) => {
@@ -179,7 +196,10 @@ describe('loadConfig', () => {
     [{ DESTINATION_CRM_TIMEOUT_MS: '20000' }, /^DESTINATION_CRM_TIMEOUT_MS: expected an integer between 10 and 10000/],
     [{ DESTINATION_CRM_HEADER_IDEMPOTENCY_KEY_ENV: 'K', K: 'v' }, /idempotency-key is set by the relay itself/],
     [{ DESTINATION_CRM_TLS_CERT_FILE: __filename }, /needs both DESTINATION_CRM_TLS_CERT_FILE and DESTINATION_CRM_TLS_KEY_FILE/],
-    [{ DESTINATION_CRM_SIGNING_SECRET_ENV: 'S', S: 'not base64!' }, /^DESTINATION_CRM_SIGNING_SECRET_ENV: the secret it names is not a Standard Webhooks secret/],
+    [
+      { DESTINATION_CRM_SIGNING_SECRET_ENV: 'S', S: 'not base64!' },
+      /^DESTINATION_CRM_SIGNING_SECRET_ENV: the secret it names is not a Standard Webhooks secret/,
+    ],
   ])('refuses destination setting %j with one line naming it', (env, pattern) => {
     expect(errorOf(() => load(env as Env))).toMatch(pattern);
   });
@@ -196,8 +216,12 @@ describe('loadConfig', () => {
       ['acme', 'operator', ['acme']],
       ['all', 'viewer', undefined],
     ]);
-    expect(errorOf(() => load({ ADMIN_TOKENS: 'a:operator@:0123456789abcdef' }))).toMatch(/^ADMIN_TOKENS: entry "a" has an empty tenant list/);
-    expect(errorOf(() => load({ ADMIN_TOKENS: 'a:operator@acme+:0123456789abcdef' }))).toMatch(/^ADMIN_TOKENS: entry "a" has an empty tenant list/);
+    expect(errorOf(() => load({ ADMIN_TOKENS: 'a:operator@:0123456789abcdef' }))).toMatch(
+      /^ADMIN_TOKENS: entry "a" has an empty tenant list/,
+    );
+    expect(errorOf(() => load({ ADMIN_TOKENS: 'a:operator@acme+:0123456789abcdef' }))).toMatch(
+      /^ADMIN_TOKENS: entry "a" has an empty tenant list/,
+    );
     expect(errorOf(() => load({ ADMIN_TOKENS: 'a:viewer@globex:0123456789abcdef' }))).toMatch(
       /^ADMIN_TOKENS: entry "a" names tenant "globex", which no endpoint has/,
     );
@@ -240,7 +264,7 @@ describe('loadConfig', () => {
     expect(load({ NODE_ENV: 'development' }, [stripe({ secrets: [{ label: 'k', value: 'whsec_demo' }] })]).endpoints.size).toBe(1);
   });
 
-  describe('an endpoint\'s api object', () => {
+  describe("an endpoint's api object", () => {
     const KEY = 'sk_test_0123456789abcdefSECRET';
     const withApi = (api: Record<string, unknown>) => [stripe({ api: { env: 'STRIPE_API_KEY_ACME', ...api } })];
 
@@ -268,7 +292,12 @@ describe('loadConfig', () => {
       ['a key pasted as "env"', { env: 'sk_live_abc/def' }, {}, /endpoints\.0\.api\.env: the name of an environment variable/],
       ['a base URL that is not a URL', { baseUrl: 'not a url' }, { STRIPE_API_KEY_ACME: KEY }, /api\.baseUrl: not a valid URL/],
       ['a base URL with credentials', { baseUrl: 'https://u:p@proxy' }, { STRIPE_API_KEY_ACME: KEY }, /api\.baseUrl: no credentials/],
-      ['a lookback past the identity retention minus a day', { reconcile: { lookbackHours: 29 * 24 + 1 } }, { STRIPE_API_KEY_ACME: KEY }, /api\.reconcile\.lookbackHours: at most 696 \(RETENTION_IDENTITY_DAYS minus one day\)/],
+      [
+        'a lookback past the identity retention minus a day',
+        { reconcile: { lookbackHours: 29 * 24 + 1 } },
+        { STRIPE_API_KEY_ACME: KEY },
+        /api\.reconcile\.lookbackHours: at most 696 \(RETENTION_IDENTITY_DAYS minus one day\)/,
+      ],
       ['an interval under 10 s', { reconcile: { intervalSeconds: 1 } }, { STRIPE_API_KEY_ACME: KEY }, /api\.reconcile\.intervalSeconds/],
       ['an unknown field', { key: 'sk_x' }, { STRIPE_API_KEY_ACME: KEY }, /endpoints\.0\.api/],
     ])('refuses %s, in one line without the key', (_name, api, env, pattern) => {
@@ -286,7 +315,10 @@ describe('loadConfig', () => {
 
     it('wants https in production unless PROVIDER_API_ALLOW_HTTP=true; http is fine in development', () => {
       const env = { ...PRODUCTION, STRIPE_API_KEY_ACME: KEY };
-      const http = withApi({ baseUrl: 'http://stripe-proxy:12111' }).map((e) => ({ ...e, secrets: [{ label: 'k1', env: 'STRIPE_SECRET_ACME' }] }));
+      const http = withApi({ baseUrl: 'http://stripe-proxy:12111' }).map((e) => ({
+        ...e,
+        secrets: [{ label: 'k1', env: 'STRIPE_SECRET_ACME' }],
+      }));
       expect(errorOf(() => load(env, http))).toMatch(/api\.baseUrl: must be https in production \(PROVIDER_API_ALLOW_HTTP=true/);
       expect(load({ ...env, PROVIDER_API_ALLOW_HTTP: 'true' }, http).endpoints.get('stripe-acme')!.api!.baseUrl!.port).toBe('12111');
       expect(load(env, withApi({ baseUrl: 'https://stripe-proxy' })).endpoints.get('stripe-acme')!.api!.baseUrl!.protocol).toBe('https:');
@@ -294,12 +326,16 @@ describe('loadConfig', () => {
     });
 
     it('reserves the secret label "api" for events read from the API', () => {
-      expect(errorOf(() => load({}, [stripe({ secrets: [{ label: 'api', env: 'STRIPE_SECRET_ACME' }] })]))).toMatch(/secrets\.0: the label "api" is reserved/);
+      expect(errorOf(() => load({}, [stripe({ secrets: [{ label: 'api', env: 'STRIPE_SECRET_ACME' }] })]))).toMatch(
+        /secrets\.0: the label "api" is reserved/,
+      );
     });
 
     it('keeps a confirm read inside a quarter of the worker lease', () => {
       expect(load({ WORKER_LEASE_MS: '1000' }).providerApi.timeoutMs).toBe(250);
-      expect(errorOf(() => load({ WORKER_LEASE_MS: '1000', PROVIDER_API_TIMEOUT_MS: '500' }))).toMatch(/^PROVIDER_API_TIMEOUT_MS: expected an integer between 10 and 250/);
+      expect(errorOf(() => load({ WORKER_LEASE_MS: '1000', PROVIDER_API_TIMEOUT_MS: '500' }))).toMatch(
+        /^PROVIDER_API_TIMEOUT_MS: expected an integer between 10 and 250/,
+      );
       expect(errorOf(() => load({ PROVIDER_API_ALLOW_HTTP: 'yes' }))).toMatch(/^PROVIDER_API_ALLOW_HTTP: expected true or false/);
     });
   });
@@ -321,7 +357,10 @@ describe('payload key ring (PAYLOAD_KEYS, PAYLOAD_KEYS_FILE)', () => {
   });
 
   it.each([
-    [{ PAYLOAD_KEYS: `k1:${Buffer.alloc(16).toString('base64')}` }, 'PAYLOAD_KEYS: key "k1" is not the base64 of 32 bytes (openssl rand -base64 32)'],
+    [
+      { PAYLOAD_KEYS: `k1:${Buffer.alloc(16).toString('base64')}` },
+      'PAYLOAD_KEYS: key "k1" is not the base64 of 32 bytes (openssl rand -base64 32)',
+    ],
     [{ PAYLOAD_KEYS: `k1:${k1.slice(0, -1)}!` }, 'PAYLOAD_KEYS: key "k1" is not the base64 of 32 bytes (openssl rand -base64 32)'],
     [{ PAYLOAD_KEYS: k1 }, 'PAYLOAD_KEYS: entry 1 does not start with a key id (1-32 letters, digits, ".", "_", "-") and ":"'],
     [{ PAYLOAD_KEYS: `k1:${k1},k1:${k2}` }, 'PAYLOAD_KEYS: duplicate key id "k1"'],
@@ -336,13 +375,21 @@ describe('payload key ring (PAYLOAD_KEYS, PAYLOAD_KEYS_FILE)', () => {
 
   it('validates omit paths', () => {
     expect(load({}, [stripe({ omit: ['data.object.shipping'] })]).endpoints.get('stripe-acme')!.omit).toEqual(['data.object.shipping']);
-    expect(errorOf(() => load({}, [stripe({ omit: ['data object'] })]))).toMatch(/endpoints\.0\.omit\.0: a JSON path of dot-separated keys/);
+    expect(errorOf(() => load({}, [stripe({ omit: ['data object'] })]))).toMatch(
+      /endpoints\.0\.omit\.0: a JSON path of dot-separated keys/,
+    );
   });
 
-  it("gives each intake client a share of the totals: an eighth of the buffer and a quarter of the queue, never more than the buffer", () => {
+  it('gives each intake client a share of the totals: an eighth of the buffer and a quarter of the queue, never more than the buffer', () => {
     expect(load({}).intake).toMatchObject({ bufferPerClientMaxBytes: 16 * 1024 * 1024, queuePerClientMax: 1024, trustedProxies: 0 });
-    expect(load({ INGEST_BUFFER_MAX_BYTES: '80000', INGEST_QUEUE_MAX: '2' }).intake).toMatchObject({ bufferPerClientMaxBytes: 10000, queuePerClientMax: 1 });
-    expect(load({ INGEST_BUFFER_PER_CLIENT_MAX_BYTES: '5000', INGEST_TRUSTED_PROXIES: '1' }).intake).toMatchObject({ bufferPerClientMaxBytes: 5000, trustedProxies: 1 });
+    expect(load({ INGEST_BUFFER_MAX_BYTES: '80000', INGEST_QUEUE_MAX: '2' }).intake).toMatchObject({
+      bufferPerClientMaxBytes: 10000,
+      queuePerClientMax: 1,
+    });
+    expect(load({ INGEST_BUFFER_PER_CLIENT_MAX_BYTES: '5000', INGEST_TRUSTED_PROXIES: '1' }).intake).toMatchObject({
+      bufferPerClientMaxBytes: 5000,
+      trustedProxies: 1,
+    });
     expect(errorOf(() => load({ INGEST_BUFFER_MAX_BYTES: '4096', INGEST_BUFFER_PER_CLIENT_MAX_BYTES: '8192' }))).toMatch(
       /^INGEST_BUFFER_PER_CLIENT_MAX_BYTES: expected an integer between 1024 and 4096/,
     );

@@ -121,9 +121,11 @@ function parseAdminTokens(raw: string): AdminToken[] {
       let tenants: Set<string> | undefined;
       if (scope !== undefined) {
         const list = scope.split('+');
-        if (list.some((t) => t === '')) throw new ConfigError(`ADMIN_TOKENS: entry "${name}" has an empty tenant list or tenant ("role@tenant+tenant")`);
+        if (list.some((t) => t === ''))
+          throw new ConfigError(`ADMIN_TOKENS: entry "${name}" has an empty tenant list or tenant ("role@tenant+tenant")`);
         const bad = list.find((t) => !TENANT_ID.test(t));
-        if (bad !== undefined) throw new ConfigError(`ADMIN_TOKENS: entry "${name}" has a tenant that is not letters, digits, ".", "_" or "-"`);
+        if (bad !== undefined)
+          throw new ConfigError(`ADMIN_TOKENS: entry "${name}" has a tenant that is not letters, digits, ".", "_" or "-"`);
         tenants = new Set(list);
       }
       if (token.startsWith('sha256:')) {
@@ -169,11 +171,14 @@ function loadApi(api: ApiInput, where: string, env: Env, limits: ApiLimits): End
     } catch {
       throw new ConfigError(`${where}.api.baseUrl: not a valid URL`);
     }
-    if (baseUrl.protocol !== 'https:' && baseUrl.protocol !== 'http:') throw new ConfigError(`${where}.api.baseUrl: expected a http or https URL`);
+    if (baseUrl.protocol !== 'https:' && baseUrl.protocol !== 'http:')
+      throw new ConfigError(`${where}.api.baseUrl: expected a http or https URL`);
     if (baseUrl.username || baseUrl.password) throw new ConfigError(`${where}.api.baseUrl: no credentials in the URL`);
     if (limits.production && baseUrl.protocol !== 'https:' && !limits.allowHttp) {
       // The key travels with every call: over plain http anyone on the path could take it.
-      throw new ConfigError(`${where}.api.baseUrl: must be https in production (PROVIDER_API_ALLOW_HTTP=true allows http, for a local proxy)`);
+      throw new ConfigError(
+        `${where}.api.baseUrl: must be https in production (PROVIDER_API_ALLOW_HTTP=true allows http, for a local proxy)`,
+      );
     }
   }
   const reconcile = api.reconcile;
@@ -216,7 +221,9 @@ function loadEndpoints(file: string, env: Env, production: boolean, limits: ApiL
     const labels = new Set<string>();
     const secrets = e.secrets.map((s, i) => {
       if (s.label === API_VERIFIED_WITH) {
-        throw new ConfigError(`WEBHOOK_ENDPOINTS_FILE: ${file}: endpoints.${index}.secrets.${i}: the label "api" is reserved for events read from the provider's API`);
+        throw new ConfigError(
+          `WEBHOOK_ENDPOINTS_FILE: ${file}: endpoints.${index}.secrets.${i}: the label "api" is reserved for events read from the provider's API`,
+        );
       }
       // The label is stored as the evidence of which secret verified an event: it must name one secret.
       if (labels.has(s.label)) {
@@ -288,7 +295,8 @@ export function parsePayloadKeys(raw: string, source: string): PayloadKeyConfig[
 }
 
 function loadPayloadKeys(env: Env): PayloadKeyConfig[] | undefined {
-  if (env.PAYLOAD_KEYS && env.PAYLOAD_KEYS_FILE) throw new ConfigError('PAYLOAD_KEYS_FILE: set either PAYLOAD_KEYS or PAYLOAD_KEYS_FILE, not both');
+  if (env.PAYLOAD_KEYS && env.PAYLOAD_KEYS_FILE)
+    throw new ConfigError('PAYLOAD_KEYS_FILE: set either PAYLOAD_KEYS or PAYLOAD_KEYS_FILE, not both');
   if (env.PAYLOAD_KEYS) return parsePayloadKeys(env.PAYLOAD_KEYS, 'PAYLOAD_KEYS');
   if (!env.PAYLOAD_KEYS_FILE) return undefined;
   const file = resolve(env.PAYLOAD_KEYS_FILE);
@@ -359,7 +367,13 @@ export function loadConfig(env: Env): AppConfig {
 
   const workerLeaseMs = int('WORKER_LEASE_MS', env, 30000, 100);
   // A confirm read runs inside the claimed event's lease: at most a quarter of it.
-  const providerApiTimeoutMs = int('PROVIDER_API_TIMEOUT_MS', env, Math.min(10000, Math.floor(workerLeaseMs / 4)), 10, Math.floor(workerLeaseMs / 4));
+  const providerApiTimeoutMs = int(
+    'PROVIDER_API_TIMEOUT_MS',
+    env,
+    Math.min(10000, Math.floor(workerLeaseMs / 4)),
+    10,
+    Math.floor(workerLeaseMs / 4),
+  );
   const allowHttp = bool('PROVIDER_API_ALLOW_HTTP', env, false);
 
   const relayTimeoutMs = int('RELAY_TIMEOUT_MS', env, 10000, 10);

@@ -23,7 +23,10 @@ describe('loadTracingConfig (the OTEL_* variables)', () => {
   });
 
   it('is on with an OTLP endpoint or a named exporter, and off again with OTEL_SDK_DISABLED or exporter none', () => {
-    expect(loadTracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toMatchObject({ enabled: true, exporters: ['otlp'] });
+    expect(loadTracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toMatchObject({
+      enabled: true,
+      exporters: ['otlp'],
+    });
     expect(loadTracingConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://c/v1/traces' }).enabled).toBe(true);
     expect(loadTracingConfig({ OTEL_TRACES_EXPORTER: 'otlp,console' }).exporters).toEqual(['otlp', 'console']);
     expect(loadTracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'true' }).enabled).toBe(false);
@@ -45,7 +48,10 @@ describe('loadTracingConfig (the OTEL_* variables)', () => {
     [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'not a url' }, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: not a valid URL'],
     [{ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, 'OTEL_EXPORTER_OTLP_PROTOCOL: only http/protobuf is supported'],
     [{ OTEL_TRACES_SAMPLER: 'jaeger_remote' }, 'OTEL_TRACES_SAMPLER: expected one of'],
-    [{ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '1.5' }, 'OTEL_TRACES_SAMPLER_ARG: expected a sampling ratio between 0 and 1'],
+    [
+      { OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '1.5' },
+      'OTEL_TRACES_SAMPLER_ARG: expected a sampling ratio between 0 and 1',
+    ],
     [{ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: 'half' }, 'OTEL_TRACES_SAMPLER_ARG'],
     [{ OTEL_EXPORTER_OTLP_TIMEOUT: '10s' }, 'OTEL_EXPORTER_OTLP_TIMEOUT: expected a positive integer'],
     [{ OTEL_BSP_MAX_QUEUE_SIZE: '-1' }, 'OTEL_BSP_MAX_QUEUE_SIZE: expected a positive integer'],

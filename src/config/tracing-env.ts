@@ -4,12 +4,7 @@ import { ConfigError } from './config.error';
 export type SpanExporterName = 'otlp' | 'console';
 
 export type TraceSamplerName =
-  | 'always_on'
-  | 'always_off'
-  | 'traceidratio'
-  | 'parentbased_always_on'
-  | 'parentbased_always_off'
-  | 'parentbased_traceidratio';
+  'always_on' | 'always_off' | 'traceidratio' | 'parentbased_always_on' | 'parentbased_always_off' | 'parentbased_traceidratio';
 
 export interface TracingConfig {
   /** Off by default: on when an exporter is named or an OTLP endpoint is set (and OTEL_SDK_DISABLED is not true). */

@@ -61,5 +61,3 @@ class DatabaseShutdown implements OnApplicationShutdown {
   exports: [DataSource, PgNotifications],
 })
 export class DatabaseModule {}
-
-

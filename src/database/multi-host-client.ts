@@ -64,7 +64,9 @@ export class DatabaseHosts {
       case 'any':
         return true;
       case 'read-write':
-        return (await client.query<{ transaction_read_only: string }>('SHOW transaction_read_only')).rows[0].transaction_read_only === 'off';
+        return (
+          (await client.query<{ transaction_read_only: string }>('SHOW transaction_read_only')).rows[0].transaction_read_only === 'off'
+        );
       case 'primary':
         return !(await client.query<{ recovery: boolean }>('SELECT pg_is_in_recovery() AS recovery')).rows[0].recovery;
     }

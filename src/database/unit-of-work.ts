@@ -180,7 +180,8 @@ export class UnitOfWork {
    */
   private corkTurn(): void {
     if (this.corked) return;
-    const stream = (this.client as unknown as { connection: { stream: NodeJS.WritableStream & { cork(): void; uncork(): void } } }).connection.stream;
+    const stream = (this.client as unknown as { connection: { stream: NodeJS.WritableStream & { cork(): void; uncork(): void } } })
+      .connection.stream;
     this.corked = true;
     stream.cork();
     setImmediate(() => {
@@ -197,7 +198,11 @@ export class UnitOfWork {
  * rolls back). afterCommit callbacks run once it has committed. `uow.manager` is a TypeORM
  * EntityManager like any other: its query() calls and nested transaction() savepoints work.
  */
-export async function runInTransaction<T>(dataSource: DataSource, work: (uow: UnitOfWork) => Promise<T>, options?: UnitOfWorkOptions): Promise<T> {
+export async function runInTransaction<T>(
+  dataSource: DataSource,
+  work: (uow: UnitOfWork) => Promise<T>,
+  options?: UnitOfWorkOptions,
+): Promise<T> {
   const runner = dataSource.createQueryRunner();
   const client = (await runner.connect()) as PoolClient;
   const uow = new UnitOfWork(runner, client, options);

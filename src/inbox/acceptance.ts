@@ -56,6 +56,7 @@ export function processingRefusal(
 ): AcceptanceRefusal | 'endpoint_not_configured' | undefined {
   const endpoint = endpoints.get(event.endpointId);
   if (!endpoint) return 'endpoint_not_configured';
-  if (event.sourceFacts === null) return endpoint.eventTypes && !endpoint.eventTypes.has(event.eventType) ? 'event_type_not_accepted' : undefined;
+  if (event.sourceFacts === null)
+    return endpoint.eventTypes && !endpoint.eventTypes.has(event.eventType) ? 'event_type_not_accepted' : undefined;
   return acceptanceRefusal(endpoint, event.eventType, event.sourceFacts);
 }

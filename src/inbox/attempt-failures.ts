@@ -55,14 +55,7 @@ export class AttemptFailures {
     const message = shortError(error);
     const attempt = event.attempts + 1;
     const next = new Date(now.getTime() + backoffDelayMs(attempt, this.config.retry));
-    const result = await this.repository.recordFailure(
-      event.id,
-      event.lease,
-      message,
-      next,
-      this.config.worker.maxAttempts,
-      now,
-    );
+    const result = await this.repository.recordFailure(event.id, event.lease, message, next, this.config.worker.maxAttempts, now);
     if (!result) {
       this.logger.warn({ ...log, err: message }, 'attempt failed after the lease was lost');
       return 'lost_lease';

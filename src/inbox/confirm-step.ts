@@ -23,7 +23,10 @@ export class ConfirmStep {
    * failed with an answer, fails its attempt. Resolves with the outcome of each event
    * that goes no further now (`early`) and the events to process, in claim order (`ready`).
    */
-  async run(events: InboxEvent[], handled: (event: InboxEvent) => boolean): Promise<{ early: Map<InboxEvent, AttemptOutcome>; ready: InboxEvent[] }> {
+  async run(
+    events: InboxEvent[],
+    handled: (event: InboxEvent) => boolean,
+  ): Promise<{ early: Map<InboxEvent, AttemptOutcome>; ready: InboxEvent[] }> {
     const early = new Map<InboxEvent, AttemptOutcome>();
     const planned = await this.reads.prepare(events.filter(handled));
     if (planned.size === 0) return { early, ready: events };

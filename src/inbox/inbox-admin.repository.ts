@@ -31,7 +31,17 @@ import { InboxPayloads, StoredPayload } from './inbox-payloads';
 import { ReplayCandidate } from './acceptance';
 import { IdentityRow } from './inbox.repository';
 import { PayloadErasure, PayloadEraser, UnreadablePayload } from './inbox.types';
-import { InboxActivity, InboxAttempt, InboxBacklog, InboxEventView, InboxFilter, InboxStats, InboxStatus, InboxStatusChange, SourceFacts } from './inbox.types';
+import {
+  InboxActivity,
+  InboxAttempt,
+  InboxBacklog,
+  InboxEventView,
+  InboxFilter,
+  InboxStats,
+  InboxStatus,
+  InboxStatusChange,
+  SourceFacts,
+} from './inbox.types';
 import { UnitOfWork } from '../database/unit-of-work';
 
 /** The operators' `webhook_inbox` SQL: lists, repairs, backlog and stats (never on the worker's path). */
@@ -191,7 +201,9 @@ export class InboxAdminRepository {
         const { payload: after, replaced } = eraser.redact(payload);
         if (replaced === 0) return undefined;
         const json = JSON.stringify(after);
-        return row.payload_sealed === null ? { payload: json, payload_sealed: null, payload_key_id: null } : this.payloads.store(row.source_scope, row.event_id, json);
+        return row.payload_sealed === null
+          ? { payload: json, payload_sealed: null, payload_key_id: null }
+          : this.payloads.store(row.source_scope, row.event_id, json);
       });
       if (!change.ok) result.unreadable.push(change.unreadable);
       else if (change.value) redacted.push({ id: String(row.id), stored: change.value });
@@ -231,7 +243,12 @@ export class InboxAdminRepository {
   async activityByMinute(from: Date, to: Date): Promise<ScopeMinute[]> {
     const rows: { minute: Date; scope: string; tenant_id: string; accepted: number; done: number; quarantined: number }[] =
       await this.dataSource.query(ACTIVITY_BY_MINUTE, [from, to]);
-    return rows.map((r) => ({ minute: r.minute, scope: r.scope, tenantId: r.tenant_id, counts: { accepted: r.accepted, done: r.done, quarantined: r.quarantined } }));
+    return rows.map((r) => ({
+      minute: r.minute,
+      scope: r.scope,
+      tenantId: r.tenant_id,
+      counts: { accepted: r.accepted, done: r.done, quarantined: r.quarantined },
+    }));
   }
 
   async backlogByEndpoint(): Promise<ScopeBacklog[]> {
@@ -294,7 +311,13 @@ interface CandidateRow {
 }
 
 function toCandidate(r: CandidateRow): ReplayCandidate {
-  return { status: r.status, statusReason: r.status_reason, endpointId: r.endpoint_id, eventType: r.event_type, sourceFacts: r.source_facts };
+  return {
+    status: r.status,
+    statusReason: r.status_reason,
+    endpointId: r.endpoint_id,
+    eventType: r.event_type,
+    sourceFacts: r.source_facts,
+  };
 }
 
 interface AdminRow extends IdentityRow {

@@ -10,7 +10,20 @@ import { runInTransaction, UnitOfWork } from '../database/unit-of-work';
 import { PgNotifications } from '../database/pg-notifications';
 import { ReplayRefusal, replayRefusal } from './acceptance';
 import { InboxAdminRepository } from './inbox-admin.repository';
-import { INBOX_CHANNEL, InboxActivity, InboxAttempt, InboxBacklog, InboxEventView, InboxFilter, InboxStats, InboxStatus, InboxStatusChange, PayloadErasure, PayloadEraser, UnreadablePayload } from './inbox.types';
+import {
+  INBOX_CHANNEL,
+  InboxActivity,
+  InboxAttempt,
+  InboxBacklog,
+  InboxEventView,
+  InboxFilter,
+  InboxStats,
+  InboxStatus,
+  InboxStatusChange,
+  PayloadErasure,
+  PayloadEraser,
+  UnreadablePayload,
+} from './inbox.types';
 import { ScopeBacklog, ScopeMinute } from '../common/activity';
 
 /** Rows per bulk-replay transaction: bounded lock time and WAL per commit. */
@@ -24,7 +37,7 @@ const BULK_REPLAYABLE: InboxStatus[] = ['quarantined', 'done'];
 const REFUSALS: Record<ReplayRefusal, string> = {
   source_not_accepted: 'the endpoint refused this sender (unexpected_source): it is never replayed',
   event_type_not_accepted: "the endpoint's current eventTypes do not accept this type",
-  source_facts_missing: 'the row has no stored source facts to check against the endpoint\'s expect',
+  source_facts_missing: "the row has no stored source facts to check against the endpoint's expect",
   endpoint_not_configured: 'the endpoint of this event is no longer configured',
 };
 
@@ -100,7 +113,8 @@ export class InboxAdminService {
     const result = await runInTransaction(this.dataSource, async (tx): Promise<ReplayOutcome> => {
       const row = await this.repository.lock(tx, id, tenants);
       if (!row) throw notFound();
-      if (!REPLAYABLE.includes(row.status)) throw new ConflictError('not_replayable', `an event in status ${row.status} cannot be replayed`);
+      if (!REPLAYABLE.includes(row.status))
+        throw new ConflictError('not_replayable', `an event in status ${row.status} cannot be replayed`);
       const refused = replayRefusal(this.config.endpoints, row);
       if (refused) {
         await this.audit.record(tx, who, {
@@ -205,7 +219,10 @@ export class InboxAdminService {
         }),
       );
     }
-    this.logger.log({ actor: who.name, count: result.count, batches: result.batches, refused: refusedIds.length, dryRun }, 'bulk replay finished');
+    this.logger.log(
+      { actor: who.name, count: result.count, batches: result.batches, refused: refusedIds.length, dryRun },
+      'bulk replay finished',
+    );
     return result;
   }
 

@@ -68,11 +68,15 @@ export class InboxEventProcessor {
 
   private async processAlone(event: InboxEvent, trace: BatchTrace | undefined): Promise<AttemptOutcome> {
     try {
-      const { status, reason } = await runInTransaction(this.dataSource, async (tx) => {
-        const settled = await (trace ? trace.handler(event, () => this.apply(event, tx)) : this.apply(event, tx));
-        this.repository.finishIn(tx, event.id, event.lease, settled.status, settled.reason, this.clock.now());
-        return settled;
-      }, { traceparents: trace?.sources() });
+      const { status, reason } = await runInTransaction(
+        this.dataSource,
+        async (tx) => {
+          const settled = await (trace ? trace.handler(event, () => this.apply(event, tx)) : this.apply(event, tx));
+          this.repository.finishIn(tx, event.id, event.lease, settled.status, settled.reason, this.clock.now());
+          return settled;
+        },
+        { traceparents: trace?.sources() },
+      );
       this.logSettled(event, status, reason);
       return status;
     } catch (error) {
@@ -113,16 +117,20 @@ export class InboxEventProcessor {
       // One batch-handler call for the whole batch needs no savepoint: if it fails, the
       // transaction rolls back and the catch below processes each event alone.
       const guarded = groups.length > 1 || !groups[0].batch;
-      round = await runInTransaction(this.dataSource, async (tx) => {
-        const r: Round = { settled: new Map(), failures: new Map() };
-        for (const group of groups) {
-          if (group.batch && (await this.applyTogether(group.batch, group.events, tx, r, guarded, trace))) continue;
-          for (const event of group.events) await this.applyAlone(event, tx, r, trace);
-        }
-        const outcomes = [...r.settled].map(([event, { status, reason }]) => ({ id: event.id, status, reason }));
-        if (outcomes.length > 0) this.repository.finishManyIn(tx, outcomes, events[0].lease, this.clock.now());
-        return r;
-      }, { traceparents: trace?.sources() });
+      round = await runInTransaction(
+        this.dataSource,
+        async (tx) => {
+          const r: Round = { settled: new Map(), failures: new Map() };
+          for (const group of groups) {
+            if (group.batch && (await this.applyTogether(group.batch, group.events, tx, r, guarded, trace))) continue;
+            for (const event of group.events) await this.applyAlone(event, tx, r, trace);
+          }
+          const outcomes = [...r.settled].map(([event, { status, reason }]) => ({ id: event.id, status, reason }));
+          if (outcomes.length > 0) this.repository.finishManyIn(tx, outcomes, events[0].lease, this.clock.now());
+          return r;
+        },
+        { traceparents: trace?.sources() },
+      );
     } catch (error) {
       // One at a time: a burst of single transactions would drain the pool that ingestion needs.
       this.logger.warn({ events: events.length, err: shortError(error) }, 'batch failed as a whole; processing its events one by one');
@@ -147,7 +155,12 @@ export class InboxEventProcessor {
 
   /** The events of a batch whose lease another claim has taken; undefined if that cannot be read now. */
   private async lostOf(events: InboxEvent[]): Promise<Set<string> | undefined> {
-    const held = await this.repository.stillHeld(events.map((e) => e.id), events[0].lease).catch(() => undefined);
+    const held = await this.repository
+      .stillHeld(
+        events.map((e) => e.id),
+        events[0].lease,
+      )
+      .catch(() => undefined);
     return held && new Set(events.filter((e) => !held.has(e.id)).map((e) => e.id));
   }
 
@@ -272,5 +285,4 @@ export class InboxEventProcessor {
     if (reason) this.logger.warn(logFields(event, { reason }), `event ${status}`);
     else this.logger.debug(logFields(event, { status }), 'event processed');
   }
-
 }

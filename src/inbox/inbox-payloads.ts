@@ -19,7 +19,11 @@ export type PayloadUnreadable = 'payload_decryption_failed' | 'payload_key_unkno
 
 export type OpenedPayload = { ok: true; payload: unknown } | { ok: false; reason: PayloadUnreadable; message: string };
 
-const TOO_DEEP: OpenedPayload = { ok: false, reason: 'payload_too_deep', message: `payload nested deeper than ${MAX_PAYLOAD_DEPTH} levels` };
+const TOO_DEEP: OpenedPayload = {
+  ok: false,
+  reason: 'payload_too_deep',
+  message: `payload nested deeper than ${MAX_PAYLOAD_DEPTH} levels`,
+};
 
 /** What the row a sealed payload belongs to is known by before its insert: its identity. */
 function context(sourceScope: string, eventId: string): string[] {

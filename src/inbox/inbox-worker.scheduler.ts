@@ -27,7 +27,10 @@ export class InboxWorkerScheduler implements OnApplicationBootstrap, OnModuleDes
     if (!this.config.roles.has('worker')) return;
     this.started = true;
     this.worker.start();
-    this.scheduler.addInterval(INTERVAL_NAME, setInterval(() => this.worker.wake(), this.config.worker.pollMs));
+    this.scheduler.addInterval(
+      INTERVAL_NAME,
+      setInterval(() => this.worker.wake(), this.config.worker.pollMs),
+    );
     await this.notifications.listen(INBOX_CHANNEL, () => this.worker.wake());
     this.worker.wake();
   }

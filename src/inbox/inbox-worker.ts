@@ -77,7 +77,8 @@ export class InboxWorker implements WorkerIntake {
   insertClaim(): InsertClaim | undefined {
     // Only what a free lane will start within the gap: a handed-over event's lease runs from its insert.
     const free = this.loop.busyLanes < this.concurrency && this.loop.queue.length === 0;
-    if (!this.loop.started || this.loop.stopped || !this.quickBatches() || !free || this.loop.handed.length >= TRANSACTION_BATCH) return undefined;
+    if (!this.loop.started || this.loop.stopped || !this.quickBatches() || !free || this.loop.handed.length >= TRANSACTION_BATCH)
+      return undefined;
     this.loop.handLease ??= this.nextLease();
     return { lease: this.loop.handLease, until: new Date(this.clock.now().getTime() + this.config.worker.leaseMs) };
   }
@@ -164,7 +165,13 @@ export class InboxWorker implements WorkerIntake {
         });
       }
     }
-    if (this.loop.busyLanes === 0 && !this.loop.claiming && this.loop.queue.length === 0 && this.loop.handed.length === 0 && (!this.loop.due || this.loop.stopped)) {
+    if (
+      this.loop.busyLanes === 0 &&
+      !this.loop.claiming &&
+      this.loop.queue.length === 0 &&
+      this.loop.handed.length === 0 &&
+      (!this.loop.due || this.loop.stopped)
+    ) {
       for (const resolve of this.loop.idle.splice(0)) resolve();
     }
   }
@@ -196,7 +203,9 @@ export class InboxWorker implements WorkerIntake {
     this.loop.busyLanes++;
     const started = Date.now();
     this.processBatch(batch)
-      .catch((error: Error) => this.logger.error({ events: batch.length, err: error.message }, 'batch failed; its leases expire and it is retried'))
+      .catch((error: Error) =>
+        this.logger.error({ events: batch.length, err: error.message }, 'batch failed; its leases expire and it is retried'),
+      )
       .finally(() => {
         const took = Date.now() - started;
         this.loop.batchMs = this.loop.batchMs === undefined ? took : 0.8 * this.loop.batchMs + 0.2 * took;

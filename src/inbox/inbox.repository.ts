@@ -4,7 +4,20 @@ import { isExpectationFailed } from '../common/database-errors';
 import { queryPrepared } from '../database/prepared-statement';
 import { runInTransaction, UnitOfWork } from '../database/unit-of-work';
 import { API_VERIFIED_WITH } from '../config/load-config';
-import { acceptMany, CLAIM, DEFER, DELETE_ABANDONED, DELETE_IDENTITIES, EXISTING_IDENTITIES, FINISH, FINISH_MANY, PURGE_PAYLOADS, RECORD_FAILURE, RECORD_READINGS, STILL_HELD } from './inbox.queries';
+import {
+  acceptMany,
+  CLAIM,
+  DEFER,
+  DELETE_ABANDONED,
+  DELETE_IDENTITIES,
+  EXISTING_IDENTITIES,
+  FINISH,
+  FINISH_MANY,
+  PURGE_PAYLOADS,
+  RECORD_FAILURE,
+  RECORD_READINGS,
+  STILL_HELD,
+} from './inbox.queries';
 import { AcceptRequest, AcceptResult, InboxEvent, InboxStatus, ProviderReading, SourceFacts } from './inbox.types';
 import { PAYLOAD_KEYS_IN_USE, PAYLOAD_ROWS_BY_KEY, payloadRowsOf, REENCRYPT_STORE, reencryptPick } from './inbox.queries';
 import { InboxPayloads } from './inbox-payloads';
@@ -107,7 +120,8 @@ export class InboxRepository {
         outcome: row.inserted ? 'accepted' : 'duplicate',
         id: String(row.id),
         status: row.status,
-        digestConflict: row.payload_sha256 !== r.payloadSha256 && row.verified_with !== API_VERIFIED_WITH && r.verifiedWith !== API_VERIFIED_WITH,
+        digestConflict:
+          row.payload_sha256 !== r.payloadSha256 && row.verified_with !== API_VERIFIED_WITH && r.verifiedWith !== API_VERIFIED_WITH,
       };
       if (claim && row.inserted && row.status === 'processing') result.claimed = claimedEvent(r, row, claim.lease);
       return result;
@@ -269,7 +283,11 @@ export class InboxRepository {
    * open is left as it is (the worker quarantines it when it meets it). Returns the last id
    * looked at (the next batch starts after it), or null when no row was left.
    */
-  async reencryptBatch(fromKey: string | null, afterId: string, limit: number): Promise<{ lastId: string | null; resealed: number; unreadable: number }> {
+  async reencryptBatch(
+    fromKey: string | null,
+    afterId: string,
+    limit: number,
+  ): Promise<{ lastId: string | null; resealed: number; unreadable: number }> {
     const clear = fromKey === null;
     return runInTransaction(this.dataSource, async (tx) => {
       const rows: (EventRow & { payload_text: string | null })[] = await tx.query(

@@ -60,7 +60,9 @@ export class BatchTrace {
 
   /** One batch handler call for many events: a handler span in each event's trace, the batch span active. */
   together<T>(events: InboxEvent[], fn: () => Promise<T>): Promise<T> {
-    const spans = events.map((e) => this.tracing.startSpan('inbox.handler', { attributes: { 'inbox.batch_handler': true } }, this.parentOf(e)));
+    const spans = events.map((e) =>
+      this.tracing.startSpan('inbox.handler', { attributes: { 'inbox.batch_handler': true } }, this.parentOf(e)),
+    );
     const run = () => (this.batch ? this.tracing.run(this.batch, fn) : fn());
     return run().finally(() => spans.forEach((s) => s.end()));
   }

@@ -91,10 +91,7 @@ export type WebhookEventHandler = (event: InboxEvent, tx: UnitOfWork) => Promise
  * applying them one by one in the order given: per event, an outcome or the
  * error it would have thrown (and then it wrote nothing for that event).
  */
-export type WebhookBatchHandler = (
-  events: InboxEvent[],
-  tx: UnitOfWork,
-) => Promise<(HandlerOutcome | Error)[]>;
+export type WebhookBatchHandler = (events: InboxEvent[], tx: UnitOfWork) => Promise<(HandlerOutcome | Error)[]>;
 
 /** A registered handler: `batch` when it has set-based SQL for many events at once. */
 export interface RegisteredHandler {

@@ -17,10 +17,18 @@ export interface WebhookEventBinding {
  * `reads` lists the payload paths it reads, so the start can refuse an endpoint's
  * `omit` that would drop one of them.
  */
-export function OnWebhookEvent(provider: string, type: string, options: { batch?: boolean; reads?: readonly string[] } = {}): MethodDecorator {
+export function OnWebhookEvent(
+  provider: string,
+  type: string,
+  options: { batch?: boolean; reads?: readonly string[] } = {},
+): MethodDecorator {
   return (_target, _key, descriptor: PropertyDescriptor) => {
     const bindings: WebhookEventBinding[] = Reflect.getMetadata(WEBHOOK_EVENT_HANDLER, descriptor.value) ?? [];
-    Reflect.defineMetadata(WEBHOOK_EVENT_HANDLER, [...bindings, { provider, type, batch: options.batch, reads: options.reads }], descriptor.value);
+    Reflect.defineMetadata(
+      WEBHOOK_EVENT_HANDLER,
+      [...bindings, { provider, type, batch: options.batch, reads: options.reads }],
+      descriptor.value,
+    );
     return descriptor;
   };
 }

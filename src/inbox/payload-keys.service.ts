@@ -56,7 +56,11 @@ export class PayloadKeysService {
   }
 
   /** One re-encryption batch of rows under `fromKey` (null: clear) after `afterId` (see InboxRepository). */
-  reencryptBatch(fromKey: string | null, afterId: string, limit: number): Promise<{ lastId: string | null; resealed: number; unreadable: number }> {
+  reencryptBatch(
+    fromKey: string | null,
+    afterId: string,
+    limit: number,
+  ): Promise<{ lastId: string | null; resealed: number; unreadable: number }> {
     return this.repository.reencryptBatch(fromKey, afterId, limit);
   }
 }

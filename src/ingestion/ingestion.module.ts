@@ -10,14 +10,7 @@ import { IntakeBudget } from './intake-budget';
 
 @Module({
   imports: [DiscoveryModule, InboxModule],
-  providers: [
-    IngestionService,
-    IngestionMetrics,
-    IntakeBudget,
-    OmitPathsCheck,
-    WebhookRoute,
-    ProviderRegistry,
-  ],
+  providers: [IngestionService, IngestionMetrics, IntakeBudget, OmitPathsCheck, WebhookRoute, ProviderRegistry],
   exports: [WebhookRoute, IngestionService],
 })
 export class IngestionModule {}

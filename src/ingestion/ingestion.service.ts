@@ -64,7 +64,11 @@ export class IngestionService {
    */
   async receive(endpointId: string, req: IncomingMessage, hold: BodyHold, span?: Span): Promise<IngestionResult | HandshakeResult> {
     const endpoint = this.endpoint(endpointId);
-    span?.setAttributes({ 'webhook.endpoint_id': endpoint.id, 'webhook.provider': endpoint.provider, 'webhook.tenant_id': endpoint.tenantId });
+    span?.setAttributes({
+      'webhook.endpoint_id': endpoint.id,
+      'webhook.provider': endpoint.provider,
+      'webhook.tenant_id': endpoint.tenantId,
+    });
     const rawBody = await this.readBody(endpoint, req, hold);
     return this.accept(endpoint, req.headers, rawBody, hold, span);
   }
@@ -218,7 +222,10 @@ export class IngestionService {
     }
 
     if (result.digestConflict) {
-      this.logger.warn({ endpointId: endpoint.id, eventId: event.eventId, sourceScope, inboxId: result.id }, 'same event id with a different payload: original kept');
+      this.logger.warn(
+        { endpointId: endpoint.id, eventId: event.eventId, sourceScope, inboxId: result.id },
+        'same event id with a different payload: original kept',
+      );
     }
     const stored = { eventId: event.eventId, sourceScope, inboxId: result.id, digestConflict: result.digestConflict };
     if (result.outcome === 'duplicate') return { status: 'duplicate', ...stored };
@@ -236,7 +243,6 @@ export class IngestionService {
   private ignoredReason(endpoint: EndpointConfig, event: VerifiedEvent): string | undefined {
     return acceptanceRefusal(endpoint, event.eventType, event.source);
   }
-
 }
 
 function scopeOf(endpoint: EndpointConfig, event: VerifiedEvent): string {

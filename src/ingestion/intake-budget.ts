@@ -43,7 +43,11 @@ export class IntakeBudget {
   /** Accepts in flight per endpoint; an endpoint is dropped when it has none. */
   private readonly endpoints = new Map<string, number>();
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig, registry: MetricsRegistry, inbox: InboxService) {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    registry: MetricsRegistry,
+    inbox: InboxService,
+  ) {
     const budget = this;
     new Gauge({
       name: 'webhook_intake_buffered_bytes',

@@ -6,7 +6,11 @@
  * client's own claims and are never read). IPv6 clients are keyed by their /64,
  * the block one subscriber usually holds, so a single host cannot mint fresh keys.
  */
-export function intakeClientOf(remoteAddress: string | undefined, forwardedFor: string | string[] | undefined, trustedProxies: number): string {
+export function intakeClientOf(
+  remoteAddress: string | undefined,
+  forwardedFor: string | string[] | undefined,
+  trustedProxies: number,
+): string {
   let address = remoteAddress ?? 'unknown';
   if (trustedProxies > 0 && forwardedFor !== undefined) {
     const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',').map((hop) => hop.trim());
@@ -28,6 +32,7 @@ function ipv6Groups(address: string): string[] {
   const [head, tail] = address.toLowerCase().split('::');
   const left = head ? head.split(':') : [];
   const right = tail ? tail.split(':') : [];
-  const groups = tail === undefined ? left : [...left, ...new Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  const groups =
+    tail === undefined ? left : [...left, ...new Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
   return groups.map((group) => group.replace(/^0+(?=.)/, ''));
 }

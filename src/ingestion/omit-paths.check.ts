@@ -23,7 +23,9 @@ export class OmitPathsCheck implements OnApplicationBootstrap {
       if (!endpoint.omit) continue;
       const readers = [
         { who: `the ${endpoint.provider} acceptance check`, reads: this.providers.get(endpoint.provider).reads },
-        ...this.inbox.payloadReaders(endpoint.provider, endpoint.eventTypes).map((r) => ({ who: `${r.handler} (${r.type})`, reads: r.reads })),
+        ...this.inbox
+          .payloadReaders(endpoint.provider, endpoint.eventTypes)
+          .map((r) => ({ who: `${r.handler} (${r.type})`, reads: r.reads })),
       ];
       for (const omitted of endpoint.omit) {
         for (const { who, reads } of readers) {

@@ -2,7 +2,10 @@ import { omitPaths, pathsOverlap } from './omit-paths';
 
 describe('omitPaths', () => {
   it('drops nested keys and keeps the rest', () => {
-    const json = JSON.stringify({ id: 'evt_1', data: { object: { amount: 5, shipping: { name: 'Ada' }, billing_details: { email: 'a@x' } } } });
+    const json = JSON.stringify({
+      id: 'evt_1',
+      data: { object: { amount: 5, shipping: { name: 'Ada' }, billing_details: { email: 'a@x' } } },
+    });
     expect(JSON.parse(omitPaths(json, ['data.object.shipping', 'data.object.billing_details']))).toEqual({
       id: 'evt_1',
       data: { object: { amount: 5 } },

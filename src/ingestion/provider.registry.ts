@@ -17,7 +17,11 @@ export class ProviderRegistry implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.providers = discoverNamed(this.discovery, WEBHOOK_PROVIDER_NAME, (name) => new ConfigError(`webhook provider "${name}" is registered twice`));
+    this.providers = discoverNamed(
+      this.discovery,
+      WEBHOOK_PROVIDER_NAME,
+      (name) => new ConfigError(`webhook provider "${name}" is registered twice`),
+    );
     const problems = [...this.config.endpoints.values()].flatMap((endpoint) =>
       this.problems(endpoint).map((problem) => `WEBHOOK_ENDPOINTS_FILE: endpoint "${endpoint.id}": ${problem}`),
     );
@@ -46,7 +50,8 @@ export class ProviderRegistry implements OnModuleInit {
       const type = provider.expects[key];
       const known = Object.keys(provider.expects).join(', ') || 'none';
       if (!type) problems.push(`expect.${key} is not known to ${endpoint.provider} (known: ${known})`);
-      else if (type === 'boolean' ? typeof value !== 'boolean' : typeof value === 'boolean') problems.push(`expect.${key} must be a ${type}`);
+      else if (type === 'boolean' ? typeof value !== 'boolean' : typeof value === 'boolean')
+        problems.push(`expect.${key} must be a ${type}`);
     }
     return problems;
   }

@@ -27,5 +27,7 @@ export function secretProblem(value: string, form: SecretForm): string | undefin
   const material = keyMaterial(value, form);
   if (!material) return `not ${form.encoding}${after}`;
   if (material.length >= MIN_KEY_BYTES) return undefined;
-  return form.encoding === 'utf8' ? `the text${after} must be at least ${MIN_KEY_BYTES} bytes` : `the ${form.encoding}${after} must decode to at least ${MIN_KEY_BYTES} bytes`;
+  return form.encoding === 'utf8'
+    ? `the text${after} must be at least ${MIN_KEY_BYTES} bytes`
+    : `the ${form.encoding}${after} must decode to at least ${MIN_KEY_BYTES} bytes`;
 }

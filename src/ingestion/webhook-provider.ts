@@ -75,8 +75,7 @@ export interface WebhookProvider {
 export const WEBHOOK_PROVIDER_NAME = 'webhook-inbox:provider-name';
 
 /** Registers a class as the provider named in the endpoints file's `provider` field. */
-export const WebhookProviderFor = (name: string) =>
-  applyDecorators(Injectable(), SetMetadata(WEBHOOK_PROVIDER_NAME, name));
+export const WebhookProviderFor = (name: string) => applyDecorators(Injectable(), SetMetadata(WEBHOOK_PROVIDER_NAME, name));
 
 /** Secrets that may still verify at `now`: a rotated-out secret stops after its `notAfter`. */
 export function liveSecrets(endpoint: EndpointConfig, now: Date): EndpointSecret[] {
@@ -115,7 +114,11 @@ export function utf8Text(body: Buffer): string | undefined {
  * must be a JSON object: 400 `missing_event_id` without the id (the first of `idHeaders`
  * present), `invalid_event_id` / `invalid_event_type` for a bad one, and the body's own 400s.
  */
-export function headerIdentity(request: WebhookRequest, idHeaders: readonly string[], typeHeader: string): { eventId: string; eventType: string } {
+export function headerIdentity(
+  request: WebhookRequest,
+  idHeaders: readonly string[],
+  typeHeader: string,
+): { eventId: string; eventType: string } {
   const id = idHeaders.map((name) => header(request.headers, name)).find((value) => value !== undefined);
   if (id === undefined) throw new BadRequestError('missing_event_id', `${idHeaders[0]} header is missing`);
   const eventId = requireIdentifier(id, 'invalid_event_id');

@@ -85,6 +85,9 @@ function send(res: ServerResponse, status: number, body: object, headers: Record
   if (res.headersSent) return;
   const json = JSON.stringify(body);
   // Object.assign: a spread followed by more keys costs more, once per request.
-  res.writeHead(status, Object.assign({}, headers, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(json) }));
+  res.writeHead(
+    status,
+    Object.assign({}, headers, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(json) }),
+  );
   res.end(json);
 }

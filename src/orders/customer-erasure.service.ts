@@ -121,13 +121,21 @@ export class CustomerErasureService {
   }
 
   /** The first transaction; a dry run's is rolled back and answers what it did before that. */
-  private async eraseOrders(subject: ErasureSubject, target: string, by: { actor: Actor; reason: string }, dryRun: boolean): Promise<FirstStep> {
+  private async eraseOrders(
+    subject: ErasureSubject,
+    target: string,
+    by: { actor: Actor; reason: string },
+    dryRun: boolean,
+  ): Promise<FirstStep> {
     try {
       return await runInTransaction(this.dataSource, async (tx): Promise<FirstStep> => {
         const orders = await this.orders.lockForErasure(tx, subject);
         const eraser = customerEraser(subject, orders);
         await this.orders.eraseCustomerEmail(tx, orders);
-        const outbox = await this.outbox.eraseRecipients(tx, orders.flatMap((o) => operationKeysOf(o.tenantId, o.orderId)));
+        const outbox = await this.outbox.eraseRecipients(
+          tx,
+          orders.flatMap((o) => operationKeysOf(o.tenantId, o.orderId)),
+        );
         const payloads = await this.inbox.erasePayloads(tx, outbox.sourceEventIds, eraser);
         const keys = orders.map(({ tenantId, orderId }) => ({ tenantId, orderId }));
         const step = { orders: keys, outbox, payloads, eraser, auditId: '' };
@@ -159,7 +167,7 @@ export class CustomerErasureService {
   ): Promise<PayloadErasure> {
     const total: PayloadErasure = { purged: [], redacted: [], unreadable: [] };
     let batch = 0;
-    for (let after = '0'; ; ) {
+    for (let after = '0'; ;) {
       const found = await this.inbox.scanForErasure(eraser, tenants, after, this.scanBatch);
       total.unreadable.push(...found.unreadable);
       if (dryRun) {

@@ -31,7 +31,14 @@ describe('CustomerMentions', () => {
     expect(replaced).toBe(3);
     expect(redacted).toEqual({
       id: 'evt_1',
-      data: { object: { metadata: { order_id: 'o-11' }, receipt_email: '', charges: [{ billing_details: { email: '' } }], by_address: { '': 'x' } } },
+      data: {
+        object: {
+          metadata: { order_id: 'o-11' },
+          receipt_email: '',
+          charges: [{ billing_details: { email: '' } }],
+          by_address: { '': 'x' },
+        },
+      },
     });
     expect(mentions.redact(event('o-10', 'jan@example.com')).replaced).toBe(0);
   });

@@ -104,16 +104,18 @@ export class OrdersRepository {
   }
 
   async transitionsOfEvent(inboxId: string): Promise<OrderTransition[]> {
-    const rows: { tenant_id: string; order_id: string; from_status: OrderStatus; to_status: OrderStatus; at: Date }[] = await this.dataSource.query(
-      TRANSITIONS_BY_EVENT,
-      [inboxId],
-    );
+    const rows: { tenant_id: string; order_id: string; from_status: OrderStatus; to_status: OrderStatus; at: Date }[] =
+      await this.dataSource.query(TRANSITIONS_BY_EVENT, [inboxId]);
     return rows.map((r) => ({ tenantId: r.tenant_id, orderId: r.order_id, from: r.from_status, to: r.to_status, at: r.at }));
   }
 
   /** Locks the given orders (in key order) and returns those that exist, keyed by orderKey(). */
   async lockMany(tx: UnitOfWork, keys: { tenantId: string; orderId: string }[]): Promise<Map<string, Order>> {
-    const rows = await tx.send<OrderRow>({ name: 'orders_lock', text: LOCK_ORDERS, values: [keys.map((k) => k.tenantId), keys.map((k) => k.orderId)] });
+    const rows = await tx.send<OrderRow>({
+      name: 'orders_lock',
+      text: LOCK_ORDERS,
+      values: [keys.map((k) => k.tenantId), keys.map((k) => k.orderId)],
+    });
     return new Map(rows.map((r) => [orderKey(r.tenant_id, r.id), toOrder(r)]));
   }
 
@@ -143,7 +145,8 @@ export class OrdersRepository {
       // Locked and just checked, so this means a bug or a writer outside the lock: roll back and retry rather than guess.
       if (isExpectationFailed(error, 'order_changed_concurrently')) return new TransientError('order_changed_concurrently');
       // No retry can change this. In a batch the whole transaction fails, and each event alone then finds its own outcome.
-      if (isUniqueViolation(error, 'orders_payment')) return new PermanentError('payment_already_bound', 'the payment id belongs to another order');
+      if (isUniqueViolation(error, 'orders_payment'))
+        return new PermanentError('payment_already_bound', 'the payment id belongs to another order');
       return error;
     });
   }

@@ -58,7 +58,8 @@ export class OrdersService {
         return inserted;
       });
     } catch (error) {
-      if (isUniqueViolation(error, 'orders_payment')) throw new ConflictError('payment_already_bound', 'the payment id belongs to another order');
+      if (isUniqueViolation(error, 'orders_payment'))
+        throw new ConflictError('payment_already_bound', 'the payment id belongs to another order');
       throw error;
     }
     if (!created) throw new ConflictError('order_exists', 'an order with this id already exists');
@@ -127,11 +128,22 @@ export class OrdersService {
           // One UPDATE per order, from the status it had when locked to where its last event leaves it.
           const from = transitions.get(key)?.from ?? decision.from;
           const { paymentId, amountMinor } = e.facts;
-          transitions.set(key, { tenantId: e.tenantId, orderId: e.orderId, paymentId, amountMinor, currency: order.currency, from, to: decision.to });
+          transitions.set(key, {
+            tenantId: e.tenantId,
+            orderId: e.orderId,
+            paymentId,
+            amountMinor,
+            currency: order.currency,
+            from,
+            to: decision.to,
+          });
           steps.push({ tenantId: e.tenantId, orderId: e.orderId, inboxId: e.sourceEventId, from: decision.from, to: decision.to });
           const entries = effectsOf(moved, decision.to, { paymentId, occurredAt: e.occurredAt, sourceEventId: e.sourceEventId });
           effects.push(...entries);
-          this.logger.log(logFields(e, { from: decision.from, to: decision.to, operationKeys: entries.map((x) => x.operationKey) }), 'order transitioned');
+          this.logger.log(
+            logFields(e, { from: decision.from, to: decision.to, operationKeys: entries.map((x) => x.operationKey) }),
+            'order transitioned',
+          );
           return { kind: 'done' };
         }
       }

@@ -23,13 +23,19 @@ function succeeded(created: unknown): InboxEvent {
 describe('parsePaymentEvent', () => {
   it('takes the time from created', () => {
     const parsed = parsePaymentEvent(succeeded(1_764_547_200));
-    expect(parsed).toMatchObject({ ok: true, event: { occurredAt: '2025-12-01T00:00:00.000Z', facts: { currency: 'eur', amountMinor: 1200 } } });
+    expect(parsed).toMatchObject({
+      ok: true,
+      event: { occurredAt: '2025-12-01T00:00:00.000Z', facts: { currency: 'eur', amountMinor: 1200 } },
+    });
   });
 
   // A signed event with a nonsense time must still be applied (or quarantined) at once, never throw and be retried.
-  it.each([[8.64e15], [253_402_300_800], [-1], ['1764547200'], [1.5], [undefined]])('falls back to the receipt time for created = %p', (created) => {
-    expect(parsePaymentEvent(succeeded(created))).toMatchObject({ ok: true, event: { occurredAt: receivedAt.toISOString() } });
-  });
+  it.each([[8.64e15], [253_402_300_800], [-1], ['1764547200'], [1.5], [undefined]])(
+    'falls back to the receipt time for created = %p',
+    (created) => {
+      expect(parsePaymentEvent(succeeded(created))).toMatchObject({ ok: true, event: { occurredAt: receivedAt.toISOString() } });
+    },
+  );
 
   it('rejects an amount that is not an integer', () => {
     const event = succeeded(1_764_547_200);
@@ -38,7 +44,7 @@ describe('parsePaymentEvent', () => {
   });
 });
 
-describe('confirmed: the decision from the provider\'s reading', () => {
+describe("confirmed: the decision from the provider's reading", () => {
   const reading = (state: Record<string, string | number | boolean | null>, object = 'payment_intent') => ({
     object,
     id: 'pi_1',
@@ -59,28 +65,59 @@ describe('confirmed: the decision from the provider\'s reading', () => {
   });
 
   it.each([
-    [{ status: 'canceled', amount: 1200, currency: 'eur' }, { ok: true, event: { facts: { kind: 'payment_canceled' } } }],
-    [{ status: 'processing', amount: 1200, currency: 'eur' }, { ok: false, wait: 'payment_not_confirmed' }],
-    [{ status: 'requires_payment_method', amount: 1200, currency: 'eur' }, { ok: false, wait: 'payment_not_confirmed' }],
-    [{ status: 'succeeded', amount: '1200', currency: 'eur' }, { ok: false, reason: 'provider_state_unreadable' }],
+    [
+      { status: 'canceled', amount: 1200, currency: 'eur' },
+      { ok: true, event: { facts: { kind: 'payment_canceled' } } },
+    ],
+    [
+      { status: 'processing', amount: 1200, currency: 'eur' },
+      { ok: false, wait: 'payment_not_confirmed' },
+    ],
+    [
+      { status: 'requires_payment_method', amount: 1200, currency: 'eur' },
+      { ok: false, wait: 'payment_not_confirmed' },
+    ],
+    [
+      { status: 'succeeded', amount: '1200', currency: 'eur' },
+      { ok: false, reason: 'provider_state_unreadable' },
+    ],
   ])('a PaymentIntent %j gives %j', (state, expected) => {
     expect(withReading(reading(state))).toMatchObject(expected);
   });
 
   it('an object the provider does not know is quarantined', () => {
-    expect(withReading({ object: 'payment_intent', id: 'pi_1', found: false, readAt: '' })).toEqual({ ok: false, reason: 'provider_object_missing' });
+    expect(withReading({ object: 'payment_intent', id: 'pi_1', found: false, readAt: '' })).toEqual({
+      ok: false,
+      reason: 'provider_object_missing',
+    });
   });
 
   it('a Charge refunds what its amount_refunded says; none yet waits; another intent is a mismatch', () => {
     const refund = (state: Record<string, string | number | boolean | null>) => {
       const event = succeeded(1_764_547_200);
       event.eventType = 'charge.refunded';
-      event.payload.data.object = { id: 'ch_1', payment_intent: 'pi_1', amount: 1200, amount_refunded: 1200, currency: 'eur', metadata: { order_id: 'o1' } };
+      event.payload.data.object = {
+        id: 'ch_1',
+        payment_intent: 'pi_1',
+        amount: 1200,
+        amount_refunded: 1200,
+        currency: 'eur',
+        metadata: { order_id: 'o1' },
+      };
       const withCharge = { ...event, confirmation: reading(state, 'charge') };
       return confirmed(withCharge, parsePaymentEvent(withCharge));
     };
-    expect(refund({ amount: 1200, currency: 'eur', amount_refunded: 300, payment_intent: 'pi_1' })).toMatchObject({ ok: true, event: { facts: { refundedMinor: 300 } } });
-    expect(refund({ amount: 1200, currency: 'eur', amount_refunded: 0, payment_intent: 'pi_1' })).toEqual({ ok: false, wait: 'refund_not_confirmed' });
-    expect(refund({ amount: 1200, currency: 'eur', amount_refunded: 1200, payment_intent: 'pi_2' })).toEqual({ ok: false, reason: 'payment_mismatch' });
+    expect(refund({ amount: 1200, currency: 'eur', amount_refunded: 300, payment_intent: 'pi_1' })).toMatchObject({
+      ok: true,
+      event: { facts: { refundedMinor: 300 } },
+    });
+    expect(refund({ amount: 1200, currency: 'eur', amount_refunded: 0, payment_intent: 'pi_1' })).toEqual({
+      ok: false,
+      wait: 'refund_not_confirmed',
+    });
+    expect(refund({ amount: 1200, currency: 'eur', amount_refunded: 1200, payment_intent: 'pi_2' })).toEqual({
+      ok: false,
+      reason: 'payment_mismatch',
+    });
   });
 });

@@ -76,7 +76,11 @@ function parsePaymentIntent(event: InboxEvent, kind: PaymentEventKind): Parsed {
   if (parsed.ok && kind === 'payment_failed') {
     const e = pi.last_payment_error;
     // Codes only: a decline message could quote customer data.
-    parsed.event.failure = [e?.code, e?.decline_code].filter((x) => typeof x === 'string').join(':').slice(0, 200) || 'payment_failed';
+    parsed.event.failure =
+      [e?.code, e?.decline_code]
+        .filter((x) => typeof x === 'string')
+        .join(':')
+        .slice(0, 200) || 'payment_failed';
   }
   return parsed;
 }
@@ -125,7 +129,8 @@ export function confirmed(inboxEvent: InboxEvent, parsed: Parsed): Parsed {
     if (state.status === 'canceled') return { ok: true, event: { ...event, facts: { ...facts, kind: 'payment_canceled' } } };
     return { ok: false, wait: 'payment_not_confirmed' };
   }
-  if (typeof state.payment_intent === 'string' && state.payment_intent !== facts.paymentId) return { ok: false, reason: 'payment_mismatch' };
+  if (typeof state.payment_intent === 'string' && state.payment_intent !== facts.paymentId)
+    return { ok: false, reason: 'payment_mismatch' };
   const refunded = state.amount_refunded;
   if (!Number.isSafeInteger(refunded) || (refunded as number) <= 0) return { ok: false, wait: 'refund_not_confirmed' };
   facts.refundedMinor = refunded as number;

@@ -21,7 +21,15 @@ import {
   BACKLOG_BY_DESTINATION,
   DELIVERIES_BY_MINUTE,
 } from './outbox-admin.queries';
-import { DestinationStateRow, OutboxAttempt, OutboxBacklog, OutboxEntryView, OutboxFilter, OutboxStats, OutboxStatus } from './outbox.types';
+import {
+  DestinationStateRow,
+  OutboxAttempt,
+  OutboxBacklog,
+  OutboxEntryView,
+  OutboxFilter,
+  OutboxStats,
+  OutboxStatus,
+} from './outbox.types';
 import { UnitOfWork } from '../database/unit-of-work';
 
 /** The operators' `outbox` SQL: lists, repairs, backlog and stats (never on the relay's path). */
@@ -38,7 +46,9 @@ export class OutboxAdminRepository {
     if (filter.from) where.add('created_at >= ?', filter.from);
     if (filter.to) where.add('created_at < ?', filter.to);
     const columns = ADMIN_OUTBOX_COLUMNS + (withPayload ? ', payload' : '');
-    return queryPage(this.dataSource, { columns, table: 'outbox', orderBy: 'created_at', where }, page, (r: AdminOutboxRow) => toOutboxView(r, withPayload));
+    return queryPage(this.dataSource, { columns, table: 'outbox', orderBy: 'created_at', where }, page, (r: AdminOutboxRow) =>
+      toOutboxView(r, withPayload),
+    );
   }
 
   /** One entry of `tenants` (undefined: any); the tenant is part of the lookup, so no other tenant's payload is read. */
@@ -102,8 +112,16 @@ export class OutboxAdminRepository {
   }
 
   async deliveriesByMinute(from: Date, to: Date): Promise<ScopeMinute[]> {
-    const rows: { minute: Date; scope: string; tenant_id: string; delivered: number; failed: number }[] = await this.dataSource.query(DELIVERIES_BY_MINUTE, [from, to]);
-    return rows.map((r) => ({ minute: r.minute, scope: r.scope, tenantId: r.tenant_id, counts: { delivered: r.delivered, failed: r.failed } }));
+    const rows: { minute: Date; scope: string; tenant_id: string; delivered: number; failed: number }[] = await this.dataSource.query(
+      DELIVERIES_BY_MINUTE,
+      [from, to],
+    );
+    return rows.map((r) => ({
+      minute: r.minute,
+      scope: r.scope,
+      tenantId: r.tenant_id,
+      counts: { delivered: r.delivered, failed: r.failed },
+    }));
   }
 
   async backlogByDestination(): Promise<ScopeBacklog[]> {

@@ -114,7 +114,12 @@ export class OutboxAdminService {
       if (outcome === 'delivered') await this.repository.markDelivered(tx, id, now);
       else await this.repository.requeue(tx, id, now);
       const change: OutboxStatusChange = { id, before: status, after: outcome === 'delivered' ? 'delivered' : 'pending' };
-      const recorded = await this.audit.recordChange(tx, who, { action: 'outbox.resolve', target: `outbox:${id}`, reason, details: { outcome } }, change);
+      const recorded = await this.audit.recordChange(
+        tx,
+        who,
+        { action: 'outbox.resolve', target: `outbox:${id}`, reason, details: { outcome } },
+        change,
+      );
       tx.afterCommit(() => this.wakeRelays());
       this.logger.log({ outboxId: id, actor: who.name, outcome, before: status }, 'outbox entry resolved');
       return recorded;
@@ -140,9 +145,7 @@ export class OutboxAdminService {
         name,
         registered: Boolean(registered),
         origin: settings?.url ? new URL(settings.url).origin : null,
-        settings: settings
-          ? { concurrency: settings.concurrency, circuit: settings.circuit, rateLimit: settings.rateLimit ?? null }
-          : null,
+        settings: settings ? { concurrency: settings.concurrency, circuit: settings.circuit, rateLimit: settings.rateLimit ?? null } : null,
         circuit: {
           state: state?.circuit ?? 'closed',
           failures: state?.failures ?? 0,

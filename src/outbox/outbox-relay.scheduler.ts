@@ -34,7 +34,10 @@ export class OutboxRelayScheduler implements OnApplicationBootstrap, OnModuleDes
   async onApplicationBootstrap(): Promise<void> {
     if (!this.config.roles.has('relay')) return;
     this.stopped = false;
-    this.scheduler.addInterval(OutboxRelayScheduler.INTERVAL, setInterval(() => this.tick(), this.config.relay.pollMs));
+    this.scheduler.addInterval(
+      OutboxRelayScheduler.INTERVAL,
+      setInterval(() => this.tick(), this.config.relay.pollMs),
+    );
     await this.notifications.listen(OUTBOX_CHANNEL, () => this.tick());
     this.relay.start(() => this.tick());
     this.tick();

@@ -20,7 +20,6 @@ export const RELAY_BATCH_SIZE = 64;
 /** Handed-over rounds in flight at most; past it, entries are written pending for the claim. */
 const MAX_HANDED_ROUNDS = 4;
 
-
 /** Test-only seam: crash tests kill the process between delivering and recording. */
 export const RELAY_FAULT_HOOK = Symbol('RELAY_FAULT_HOOK');
 export interface RelayFaultHook {
@@ -319,7 +318,12 @@ export class OutboxRelay implements RelayIntake {
    * cannot tell -> retry later. Destinations without a query get a resend
    * under the same key and dedupe it themselves.
    */
-  private async resolveThenDeliver(entry: OutboxEntry, destination: Destination, facts: AttemptFacts, trace?: RoundTrace): Promise<DeliveryResult> {
+  private async resolveThenDeliver(
+    entry: OutboxEntry,
+    destination: Destination,
+    facts: AttemptFacts,
+    trace?: RoundTrace,
+  ): Promise<DeliveryResult> {
     const started = performance.now();
     try {
       const lastChance = entry.attempts > this.config.relay.maxAttempts;

@@ -75,7 +75,8 @@ export class OutboxWriter {
     const written = this.writesOf(tx);
     const handOver = written.handOver;
     values.push(handOver && offered(entries, handOver), handOver?.lease ?? null, handOver?.until ?? null);
-    const inserted = tx.send<{ operation_key: string }>({ name: 'outbox_insert', text: INSERT_OUTBOX, values })
+    const inserted = tx
+      .send<{ operation_key: string }>({ name: 'outbox_insert', text: INSERT_OUTBOX, values })
       .then((rows) => rows.map((r) => r.operation_key))
       .finally(() => spans?.forEach((span) => span.end()));
     // A caller that does not wait learns of a failure from the transaction.

@@ -106,7 +106,7 @@ export class EventReads {
     this.logger.warn(
       { endpoints, keyId, reason: unavailable.reason, status: unavailable.status, failures, retryInMs: delay },
       unavailable.reason === 'credentials_refused'
-        ? 'provider API refused the endpoint\'s api key: confirm reads wait; check the variable named by api.env'
+        ? "provider API refused the endpoint's api key: confirm reads wait; check the variable named by api.env"
         : 'provider API gave no answer: confirm reads wait (not counted as attempts)',
     );
   }

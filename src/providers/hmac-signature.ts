@@ -25,7 +25,12 @@ export function safeEqual(expected: Buffer, given: Buffer): boolean {
  * The live secret of the endpoint whose MAC (`macOf`) equals one of the `given`
  * signatures, compared in constant time; 401 `invalid_signature` when none does.
  */
-export function signingSecret(endpoint: EndpointConfig, now: Date, given: readonly Buffer[], macOf: (secret: EndpointSecret) => Buffer): EndpointSecret {
+export function signingSecret(
+  endpoint: EndpointConfig,
+  now: Date,
+  given: readonly Buffer[],
+  macOf: (secret: EndpointSecret) => Buffer,
+): EndpointSecret {
   const secret = liveSecrets(endpoint, now).find((s) => {
     const expected = macOf(s);
     return given.some((signature) => safeEqual(expected, signature));

@@ -26,7 +26,10 @@ export class ReconcilerRegistry implements OnModuleInit {
       if (!endpoint.api?.reconcile?.enabled) continue;
       const reconciler = this.reconcilers.get(endpoint.provider);
       const where = `WEBHOOK_ENDPOINTS_FILE: endpoint "${endpoint.id}": api.reconcile`;
-      if (!reconciler) throw new ConfigError(`${where}: provider "${endpoint.provider}" has no reconciler (known: ${[...this.reconcilers.keys()].join(', ')})`);
+      if (!reconciler)
+        throw new ConfigError(
+          `${where}: provider "${endpoint.provider}" has no reconciler (known: ${[...this.reconcilers.keys()].join(', ')})`,
+        );
       const refusal = reconciler.refuse?.(endpoint);
       if (refusal) throw new ConfigError(`${where}: ${refusal}`);
     }

@@ -93,12 +93,18 @@ export class ReconciliationRunner {
       await this.repository.finish(run.id, lease, 'failed', reason, this.clock.now());
       this.metrics.run(endpoint.id, 'failed', this.clock.now());
       // The reason only: a provider's message may quote part of the key.
-      this.logger.error({ ...log, reason }, reason.startsWith('credentials_refused') ? 'reconciliation run failed: the provider refused the endpoint\'s api key' : 'reconciliation run failed');
+      this.logger.error(
+        { ...log, reason },
+        reason.startsWith('credentials_refused')
+          ? "reconciliation run failed: the provider refused the endpoint's api key"
+          : 'reconciliation run failed',
+      );
       return;
     }
     const now = this.clock.now();
     if (!(await this.repository.finish(run.id, lease, 'succeeded', null, now))) return;
-    if (run.advancesCursor && !run.dryRun) await this.repository.advanceCursor(endpoint.id, new Date(window.to.getTime() - CURSOR_OVERLAP_MS), now);
+    if (run.advancesCursor && !run.dryRun)
+      await this.repository.advanceCursor(endpoint.id, new Date(window.to.getTime() - CURSOR_OVERLAP_MS), now);
     this.metrics.run(endpoint.id, 'succeeded', now);
     this.logger.log({ ...log, ...context.totals() }, 'reconciliation run succeeded');
   }
@@ -126,7 +132,10 @@ export class ReconciliationRunner {
         if (!(error instanceof ProviderUnavailableError) || error.reason === 'credentials_refused' || attempt >= CALL_TRIES) throw error;
         const wait = error.retryAfterMs ?? backoffDelayMs(attempt, this.config.retry);
         if (wait > MAX_WAIT_MS) throw error;
-        this.logger.warn({ endpointId: endpoint.id, reason: error.reason, status: error.status, waitMs: wait }, 'reconciliation call waits for the provider');
+        this.logger.warn(
+          { endpointId: endpoint.id, reason: error.reason, status: error.status, waitMs: wait },
+          'reconciliation call waits for the provider',
+        );
         await renew();
         await sleep(wait);
       }
@@ -161,7 +170,10 @@ export class ReconciliationRunner {
         page.outcomes[key] = (page.outcomes[key] ?? 0) + 1;
       }
       this.metrics.event(endpoint.id, outcome, 1, reason);
-      this.logger.log({ endpointId: endpoint.id, eventId: missing[i].id!.eventId, outcome, reason }, 'reconciliation brought in a missing event');
+      this.logger.log(
+        { endpointId: endpoint.id, eventId: missing[i].id!.eventId, outcome, reason },
+        'reconciliation brought in a missing event',
+      );
     });
     return page;
   }
@@ -213,10 +225,14 @@ class RunContext implements ReconcileContext {
   }
 
   call<T>(call: () => Promise<T>): Promise<T> {
-    return this.runner.callWithBudget(this.endpoint, () => this.store({ listed: 0, foundMissing: 0, accepted: 0 }), () => {
-      this.calls++;
-      return call();
-    });
+    return this.runner.callWithBudget(
+      this.endpoint,
+      () => this.store({ listed: 0, foundMissing: 0, accepted: 0 }),
+      () => {
+        this.calls++;
+        return call();
+      },
+    );
   }
 
   async accept(events: unknown[], position: string): Promise<void> {

@@ -26,7 +26,10 @@ export class ReconciliationScheduler implements OnApplicationBootstrap, OnModule
   onApplicationBootstrap(): void {
     if (!this.config.roles.has('maintenance') || this.service.reconcilable().length === 0) return;
     this.stopped = false;
-    this.scheduler.addInterval(INTERVAL_NAME, setInterval(() => this.tick(), RECONCILIATION_TICK_MS));
+    this.scheduler.addInterval(
+      INTERVAL_NAME,
+      setInterval(() => this.tick(), RECONCILIATION_TICK_MS),
+    );
   }
 
   tick(): void {

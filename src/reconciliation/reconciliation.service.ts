@@ -85,7 +85,10 @@ export class ReconciliationService {
    * endpoint (all reconcilable ones without `endpoint`), each with its audit row in
    * one transaction. An endpoint that already has a run waiting is skipped.
    */
-  async request(who: Actor, req: RunRequest): Promise<{ runs: { id: string; endpointId: string }[]; skipped: { endpointId: string; reason: string }[] }> {
+  async request(
+    who: Actor,
+    req: RunRequest,
+  ): Promise<{ runs: { id: string; endpointId: string }[]; skipped: { endpointId: string; reason: string }[] }> {
     const targets = req.endpoint ? [this.target(req.endpoint)] : this.reconcilable();
     const now = this.clock.now();
     this.checkWindow(targets, req, now);
@@ -120,7 +123,10 @@ export class ReconciliationService {
         });
         runs.push({ id, endpointId: endpoint.id });
       }
-      this.logger.log({ actor: who.name, runs: runs.map((r) => r.id), skipped: skipped.length, dryRun: req.dryRun }, 'reconciliation requested');
+      this.logger.log(
+        { actor: who.name, runs: runs.map((r) => r.id), skipped: skipped.length, dryRun: req.dryRun },
+        'reconciliation requested',
+      );
       return { runs, skipped };
     });
   }
@@ -137,7 +143,8 @@ export class ReconciliationService {
   private target(endpointId: string): EndpointConfig {
     const endpoint = this.config.endpoints.get(endpointId);
     if (!endpoint) throw new NotFoundError('unknown_endpoint', 'no such webhook endpoint');
-    if (!this.reconcilers.find(endpoint)) throw new BadRequestError('not_reconcilable', 'the endpoint has no api key or its provider no reconciler');
+    if (!this.reconcilers.find(endpoint))
+      throw new BadRequestError('not_reconcilable', 'the endpoint has no api key or its provider no reconciler');
     return endpoint;
   }
 

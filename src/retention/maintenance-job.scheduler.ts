@@ -34,8 +34,14 @@ export abstract class MaintenanceJobScheduler implements OnApplicationBootstrap,
   onApplicationBootstrap(): void {
     if (!this.enabled()) return;
     this.stopped = false;
-    this.scheduler.addInterval(this.name, setInterval(() => this.tick(), this.timing.intervalMs));
-    this.scheduler.addTimeout(`${this.name}-first-run`, setTimeout(() => this.tick(), this.timing.firstRunDelayMs));
+    this.scheduler.addInterval(
+      this.name,
+      setInterval(() => this.tick(), this.timing.intervalMs),
+    );
+    this.scheduler.addTimeout(
+      `${this.name}-first-run`,
+      setTimeout(() => this.tick(), this.timing.firstRunDelayMs),
+    );
   }
 
   /** Starts a run unless one is still going. */

@@ -42,7 +42,7 @@ export class PayloadReencryptionService {
     const old = (await this.keys.keysInUse()).filter((keyId) => keyId !== current);
     let batches = 0;
     for (const keyId of old) {
-      for (let after = '0'; ; ) {
+      for (let after = '0'; ;) {
         if (stopped() || batches >= this.maxBatches) {
           result.capped = true;
           break;

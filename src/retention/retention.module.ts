@@ -18,7 +18,14 @@ import { RetentionService } from './retention.service';
  */
 @Module({
   imports: [InboxModule, OutboxModule, OrdersModule, AuditModule, ReconciliationModule],
-  providers: [RetentionService, RetentionScheduler, RetentionMetrics, PayloadReencryptionService, PayloadReencryptionScheduler, ReencryptionMetrics],
+  providers: [
+    RetentionService,
+    RetentionScheduler,
+    RetentionMetrics,
+    PayloadReencryptionService,
+    PayloadReencryptionScheduler,
+    ReencryptionMetrics,
+  ],
   exports: [RetentionService, PayloadReencryptionService],
 })
 export class RetentionModule {}

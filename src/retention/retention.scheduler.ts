@@ -10,7 +10,11 @@ export const RETENTION_INTERVAL_MS = 60_000;
 /** Runs the retention job, only on instances with the `maintenance` role. */
 @Injectable()
 export class RetentionScheduler extends MaintenanceJobScheduler {
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig, retention: RetentionService, scheduler: SchedulerRegistry) {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    retention: RetentionService,
+    scheduler: SchedulerRegistry,
+  ) {
     super('retention', { label: 'retention', intervalMs: RETENTION_INTERVAL_MS, firstRunDelayMs: 5_000 }, retention, scheduler);
   }
 

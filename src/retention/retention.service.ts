@@ -76,7 +76,9 @@ export class RetentionService {
     const now = this.clock.now().getTime();
     const before = (d: number) => new Date(now - d * DAY_MS);
     const drain = (action: RetentionAction, keepDays: number, batch: (before: Date, limit: number) => Promise<number>) =>
-      keepDays === 0 ? Promise.resolve({ count: 0, batches: 0, capped: false }) : this.drain(action, stopped, (n) => batch(before(keepDays), n));
+      keepDays === 0
+        ? Promise.resolve({ count: 0, batches: 0, capped: false })
+        : this.drain(action, stopped, (n) => batch(before(keepDays), n));
     try {
       // Identities first: a row about to be deleted needs no payload purge before.
       const identities = await drain('inbox_identity_deleted', days.identityDays, (b, n) => this.inbox.deleteIdentities(b, n));
@@ -112,7 +114,7 @@ export class RetentionService {
 
   private async drain(action: RetentionAction, stopped: () => boolean, batch: (limit: number) => Promise<number>): Promise<Drained> {
     let count = 0;
-    for (let batches = 0; batches < this.maxBatches; ) {
+    for (let batches = 0; batches < this.maxBatches;) {
       if (stopped()) return { count, batches, capped: true };
       const n = await batch(this.batchSize);
       batches++;

@@ -8,13 +8,7 @@ import { OutboxAdminService } from '../outbox/outbox-admin.service';
 import { OutboxEntryView } from '../outbox/outbox.types';
 
 export type TimelineKind =
-  | 'received'
-  | 'redelivered'
-  | 'attempt'
-  | 'order_transition'
-  | 'operation_created'
-  | 'delivery_attempt'
-  | 'operator_action';
+  'received' | 'redelivered' | 'attempt' | 'order_transition' | 'operation_created' | 'delivery_attempt' | 'operator_action';
 
 export interface TimelineEntry {
   at: Date;
@@ -78,11 +72,20 @@ export class TimelineService {
       {
         at: event.receivedAt,
         kind: 'received',
-        detail: { endpointId: event.endpointId, provider: event.provider, sourceScope: event.sourceScope, verifiedWith: event.verifiedWith },
+        detail: {
+          endpointId: event.endpointId,
+          provider: event.provider,
+          sourceScope: event.sourceScope,
+          verifiedWith: event.verifiedWith,
+        },
       },
     ];
     if (event.deliveries > 1) {
-      entries.push({ at: event.lastDeliveryAt, kind: 'redelivered', detail: { deliveries: event.deliveries, digestConflicts: event.digestConflicts } });
+      entries.push({
+        at: event.lastDeliveryAt,
+        kind: 'redelivered',
+        detail: { deliveries: event.deliveries, digestConflicts: event.digestConflicts },
+      });
     }
     for (const a of attempts) {
       entries.push({
@@ -123,7 +126,15 @@ export class TimelineService {
       entries.push({
         at: a.at,
         kind: 'operator_action',
-        detail: { actor: a.actor, role: a.role, action: a.action, target: a.target, reason: a.reason, beforeStatus: a.beforeStatus, afterStatus: a.afterStatus },
+        detail: {
+          actor: a.actor,
+          role: a.role,
+          action: a.action,
+          target: a.target,
+          reason: a.reason,
+          beforeStatus: a.beforeStatus,
+          afterStatus: a.afterStatus,
+        },
       });
     }
     // Stable: entries of one kind keep the order their owner returned them in.

@@ -1,5 +1,17 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
-import { context, Context, diag, DiagLogLevel, Link, propagation, ROOT_CONTEXT, Span, SpanOptions, trace, Tracer } from '@opentelemetry/api';
+import {
+  context,
+  Context,
+  diag,
+  DiagLogLevel,
+  Link,
+  propagation,
+  ROOT_CONTEXT,
+  Span,
+  SpanOptions,
+  trace,
+  Tracer,
+} from '@opentelemetry/api';
 import { isSpanContextValid } from '@opentelemetry/api';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
@@ -53,7 +65,10 @@ export class Tracing implements OnApplicationShutdown {
     // The SDK's own trouble (an unreachable collector, a full queue) in the service's log, errors only.
     const logger = new Logger('OpenTelemetry');
     const log = (message: string) => logger.error(message.slice(0, 300));
-    diag.setLogger({ error: log, warn: () => undefined, info: () => undefined, debug: () => undefined, verbose: () => undefined }, DiagLogLevel.ERROR);
+    diag.setLogger(
+      { error: log, warn: () => undefined, info: () => undefined, debug: () => undefined, verbose: () => undefined },
+      DiagLogLevel.ERROR,
+    );
   }
 
   /** A new span under `parent` (default: the active context). Only when enabled: callers test `enabled` first. */

@@ -24,7 +24,12 @@ describe('GET /admin/series: activity per minute, rolled up by the maintenance r
     db = await createTestDatabase();
     t = await startTestApp({
       databaseUrl: db.url,
-      endpoints: ['acme', 'globex'].map((tenant) => ({ id: `stripe-${tenant}`, provider: 'stripe', tenantId: tenant, secrets: [{ label: 'current', value: 'whsec_series_test_secret' }] })),
+      endpoints: ['acme', 'globex'].map((tenant) => ({
+        id: `stripe-${tenant}`,
+        provider: 'stripe',
+        tenantId: tenant,
+        secrets: [{ label: 'current', value: 'whsec_series_test_secret' }],
+      })),
       env: { ADMIN_TOKENS: `ops:operator:${OPERATOR_TOKEN},view:viewer:${VIEWER_TOKEN},acme-ops:operator@acme:${ACME_TOKEN}` },
     });
     activity = t.app.get(ActivityService);
@@ -45,7 +50,11 @@ describe('GET /admin/series: activity per minute, rolled up by the maintenance r
     return row.id;
   }
   async function inboxAttempt(id: string, outcome: string, at: number): Promise<void> {
-    await db.query(`INSERT INTO webhook_inbox_attempts (inbox_id, attempt, at, lease, outcome) VALUES ($1, 1, $2, 'l', $3)`, [id, new Date(at), outcome]);
+    await db.query(`INSERT INTO webhook_inbox_attempts (inbox_id, attempt, at, lease, outcome) VALUES ($1, 1, $2, 'l', $3)`, [
+      id,
+      new Date(at),
+      outcome,
+    ]);
   }
   async function outboxEntry(tenant: string, destination: string, createdAt: number, status = 'delivered'): Promise<string> {
     seq += 1;
@@ -57,7 +66,11 @@ describe('GET /admin/series: activity per minute, rolled up by the maintenance r
     return row.id;
   }
   async function deliveryAttempt(id: string, outcome: string, at: number): Promise<void> {
-    await db.query(`INSERT INTO outbox_attempts (outbox_id, attempt, at, lease, outcome) VALUES ($1, 1, $2, 'l', $3)`, [id, new Date(at), outcome]);
+    await db.query(`INSERT INTO outbox_attempts (outbox_id, attempt, at, lease, outcome) VALUES ($1, 1, $2, 'l', $3)`, [
+      id,
+      new Date(at),
+      outcome,
+    ]);
   }
   async function series(token: string, query: Record<string, string>): Promise<request.Response> {
     return request(t.url).get('/admin/series').query(query).set('authorization', `Bearer ${token}`);
@@ -145,8 +158,14 @@ describe('GET /admin/series: activity per minute, rolled up by the maintenance r
   it('drops minutes older than the longest window', async () => {
     // More than an hour past the cutoff, so that its hour too is wholly older (an hour row stays while any of its minutes may).
     const old = new Date(now - ROLLUP_KEEP_MS - 70 * MINUTE);
-    await db.query(`INSERT INTO activity_minutes (minute, kind, scope, tenant_id, accepted) VALUES ($1, 'endpoint', 'stripe-acme', 'acme', 5)`, [old]);
-    await db.query(`INSERT INTO activity_hours (minute, kind, scope, tenant_id, accepted) VALUES (date_trunc('hour', $1::timestamptz), 'endpoint', 'stripe-acme', 'acme', 5)`, [old]);
+    await db.query(
+      `INSERT INTO activity_minutes (minute, kind, scope, tenant_id, accepted) VALUES ($1, 'endpoint', 'stripe-acme', 'acme', 5)`,
+      [old],
+    );
+    await db.query(
+      `INSERT INTO activity_hours (minute, kind, scope, tenant_id, accepted) VALUES (date_trunc('hour', $1::timestamptz), 'endpoint', 'stripe-acme', 'acme', 5)`,
+      [old],
+    );
     await activity.runOnce();
     expect(await db.query(`SELECT 1 FROM activity_minutes WHERE minute = $1`, [old])).toHaveLength(0);
     expect(await db.query(`SELECT 1 FROM activity_hours WHERE minute = date_trunc('hour', $1::timestamptz)`, [old])).toHaveLength(0);

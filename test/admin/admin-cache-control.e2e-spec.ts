@@ -10,7 +10,10 @@ const op = { Authorization: `Bearer ${OPERATOR_TOKEN}` };
 describe('Cache-Control: no-store on every /admin answer', () => {
   let db: TestDatabase;
   let t: TestApp;
-  useTestApp({ endpoints: [{ id: 'stripe-acme', provider: 'stripe', tenantId: 'acme', secrets: [{ label: 'k', value: SECRET }] }] }, (started) => ({ db, t } = started));
+  useTestApp(
+    { endpoints: [{ id: 'stripe-acme', provider: 'stripe', tenantId: 'acme', secrets: [{ label: 'k', value: SECRET }] }] },
+    (started) => ({ db, t } = started),
+  );
 
   it('on reads with a payload, lists, actions, errors and refusals alike', async () => {
     const signed = signStripe(stripeEvent({ id: 'evt_cache', type: 'charge.refunded' }), SECRET);

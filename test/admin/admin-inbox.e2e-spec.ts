@@ -10,9 +10,12 @@ const viewer = { Authorization: `Bearer ${VIEWER_TOKEN}` };
 describe('admin inbox API (scenarios 25-27)', () => {
   let db: TestDatabase;
   let t: TestApp;
-  useTestApp({
-    endpoints: [{ id: 'stripe-acme', provider: 'stripe', tenantId: 'acme', secrets: [{ label: 'current', value: SECRET }] }],
-  }, (started) => ({ db, t } = started));
+  useTestApp(
+    {
+      endpoints: [{ id: 'stripe-acme', provider: 'stripe', tenantId: 'acme', secrets: [{ label: 'current', value: SECRET }] }],
+    },
+    (started) => ({ db, t } = started),
+  );
 
   async function deliver(id: string, type = 'payment_intent.succeeded'): Promise<string> {
     const signed = signStripe(stripeEvent({ id, type }), SECRET);
@@ -79,11 +82,20 @@ describe('admin inbox API (scenarios 25-27)', () => {
     expect(rows).toEqual([
       expect.objectContaining({ id, event_id: 'evt_s26', status: 'pending', attempts: 0, locked_by: null, completed_at: null, due: true }),
     ]);
-    const audit = await db.query(`SELECT actor, role, action, target, reason, before_status, after_status FROM admin_audit WHERE target = $1`, [
-      `inbox:${id}`,
-    ]);
+    const audit = await db.query(
+      `SELECT actor, role, action, target, reason, before_status, after_status FROM admin_audit WHERE target = $1`,
+      [`inbox:${id}`],
+    );
     expect(audit).toEqual([
-      { actor: 'ops', role: 'operator', action: 'inbox.replay', target: `inbox:${id}`, reason: 'mapping fixed in v2', before_status: 'quarantined', after_status: 'pending' },
+      {
+        actor: 'ops',
+        role: 'operator',
+        action: 'inbox.replay',
+        target: `inbox:${id}`,
+        reason: 'mapping fixed in v2',
+        before_status: 'quarantined',
+        after_status: 'pending',
+      },
     ]);
 
     // Pending again, so a second replay is refused rather than silently repeated.
@@ -102,13 +114,19 @@ describe('admin inbox API (scenarios 25-27)', () => {
     await db.query(`UPDATE webhook_inbox SET status = 'quarantined' WHERE id = ANY($1::bigint[])`, [[...ids, other]]);
     const body = { filter: { status: 'quarantined', type: 'charge.refunded', tenant: 'acme' }, reason: 'ERP outage over' };
 
-    const dry = await request(t.url).post('/admin/inbox/replay').set(op).send({ ...body, dryRun: true });
+    const dry = await request(t.url)
+      .post('/admin/inbox/replay')
+      .set(op)
+      .send({ ...body, dryRun: true });
     expect(dry.status).toBe(200);
     expect(dry.body).toMatchObject({ count: 5, dryRun: true });
     expect((await db.query(`SELECT count(*)::int AS n FROM webhook_inbox WHERE status = 'quarantined'`))[0].n).toBeGreaterThanOrEqual(6);
     expect(await db.query(`SELECT * FROM admin_audit WHERE action = 'inbox.replay_bulk'`)).toEqual([]);
 
-    const real = await request(t.url).post('/admin/inbox/replay').set(op).send({ ...body, dryRun: false });
+    const real = await request(t.url)
+      .post('/admin/inbox/replay')
+      .set(op)
+      .send({ ...body, dryRun: false });
     expect(real.body).toMatchObject({ count: 5, dryRun: false });
     const statuses = await db.query<{ id: string; status: string }>(
       `SELECT id::text, status FROM webhook_inbox WHERE id = ANY($1::bigint[]) ORDER BY id`,
@@ -121,7 +139,10 @@ describe('admin inbox API (scenarios 25-27)', () => {
     expect(audit[0].reason).toBe('ERP outage over');
     expect(audit[0].details.ids).toEqual(ids);
 
-    const after = await request(t.url).post('/admin/inbox/replay').set(op).send({ ...body, dryRun: true });
+    const after = await request(t.url)
+      .post('/admin/inbox/replay')
+      .set(op)
+      .send({ ...body, dryRun: true });
     expect(after.body.count).toBe(0);
   });
 
@@ -198,7 +219,10 @@ describe('admin inbox API (scenarios 25-27)', () => {
     expect(missing.status).toBe(404);
     expect(missing.body.reason).toBe('inbox_event_not_found');
     const id = await deliver('evt_processing');
-    await db.query(`UPDATE webhook_inbox SET status = 'processing', locked_by = 'w1', locked_until = now() + interval '1 minute' WHERE id = $1`, [id]);
+    await db.query(
+      `UPDATE webhook_inbox SET status = 'processing', locked_by = 'w1', locked_until = now() + interval '1 minute' WHERE id = $1`,
+      [id],
+    );
     const busy = await request(t.url).post(`/admin/inbox/${id}/replay`).set(op).send({ reason: 'while processing' });
     expect(busy.status).toBe(409);
     expect(busy.body.reason).toBe('not_replayable');
@@ -209,7 +233,9 @@ describe('admin inbox API (scenarios 25-27)', () => {
 
     const q = await request(t.url).post(`/admin/inbox/${id}/quarantine`).set(op).send({ reason: 'poison message' });
     expect(q.status).toBe(200);
-    expect(await db.query('SELECT status, locked_by FROM webhook_inbox WHERE id = $1', [id])).toEqual([{ status: 'quarantined', locked_by: null }]);
+    expect(await db.query('SELECT status, locked_by FROM webhook_inbox WHERE id = $1', [id])).toEqual([
+      { status: 'quarantined', locked_by: null },
+    ]);
     expect((await db.query('SELECT count(*)::int AS n FROM admin_audit'))[0].n).toBe(before + 1);
   });
 });

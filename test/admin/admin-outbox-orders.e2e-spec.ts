@@ -31,9 +31,9 @@ describe('admin outbox, orders and stats', () => {
     expect(await db.query('SELECT operation_key, status, attempts FROM outbox WHERE id = $1', [id])).toEqual([
       { operation_key: 'erp:order-paid:acme:o1', status: 'pending', attempts: 0 },
     ]);
-    expect(await db.query(`SELECT action, reason, before_status, after_status FROM admin_audit WHERE target = $1`, [`outbox:${id}`])).toEqual([
-      { action: 'outbox.retry', reason: 'ERP fixed the mapping', before_status: 'dead', after_status: 'pending' },
-    ]);
+    expect(
+      await db.query(`SELECT action, reason, before_status, after_status FROM admin_audit WHERE target = $1`, [`outbox:${id}`]),
+    ).toEqual([{ action: 'outbox.retry', reason: 'ERP fixed the mapping', before_status: 'dead', after_status: 'pending' }]);
 
     const delivered = await outboxRow('erp:order-paid:acme:o2', 'delivered', 'x');
     const refused = await request(t.url).post(`/admin/outbox/${delivered}/retry`).set(op).send({ reason: 'again' });
@@ -47,11 +47,17 @@ describe('admin outbox, orders and stats', () => {
     const b = await outboxRow('erp:order-paid:acme:o4', 'unresolved');
     const dead = await outboxRow('erp:order-paid:acme:o5', 'dead');
 
-    const delivered = await request(t.url).post(`/admin/outbox/${a}/resolve`).set(op).send({ outcome: 'delivered', reason: 'seen in ERP UI' });
+    const delivered = await request(t.url)
+      .post(`/admin/outbox/${a}/resolve`)
+      .set(op)
+      .send({ outcome: 'delivered', reason: 'seen in ERP UI' });
     expect(delivered.body).toMatchObject({ before: 'unresolved', after: 'delivered' });
     const retry = await request(t.url).post(`/admin/outbox/${b}/resolve`).set(op).send({ outcome: 'retry', reason: 'not in ERP' });
     expect(retry.body).toMatchObject({ before: 'unresolved', after: 'pending' });
-    const rows = await db.query(`SELECT id::text, status, delivered_at IS NOT NULL AS has_delivered_at FROM outbox WHERE id = ANY($1::bigint[]) ORDER BY id`, [[a, b]]);
+    const rows = await db.query(
+      `SELECT id::text, status, delivered_at IS NOT NULL AS has_delivered_at FROM outbox WHERE id = ANY($1::bigint[]) ORDER BY id`,
+      [[a, b]],
+    );
     expect(rows).toEqual([
       { id: a, status: 'delivered', has_delivered_at: true },
       { id: b, status: 'pending', has_delivered_at: false },
@@ -104,7 +110,10 @@ describe('admin outbox, orders and stats', () => {
     const missing = await request(t.url).get('/admin/orders/acme/nope').set(viewer);
     expect(missing.status).toBe(404);
     expect(missing.body.reason).toBe('order_not_found');
-    const bad = await request(t.url).post('/admin/orders').set(op).send({ ...body, totalMinor: 1.5 });
+    const bad = await request(t.url)
+      .post('/admin/orders')
+      .set(op)
+      .send({ ...body, totalMinor: 1.5 });
     expect(bad.status).toBe(400);
   });
 

@@ -104,7 +104,11 @@ describe('admin tokens limited to tenants, and audited payload reads', () => {
       ['outbox resolve', (id) => request(t.url).post(`/admin/outbox/${id}/resolve`).set(acme).send({ outcome: 'delivered', reason: 'x' })],
     ];
     const orders: typeof pairs = [['order read', (id) => request(t.url).get(`/admin/orders/globex/${id}`).set(acme)]];
-    for (const [other, list] of [[ids.globex, pairs], [globexOutbox.id, outboxPairs], ['o-globex', orders]] as const) {
+    for (const [other, list] of [
+      [ids.globex, pairs],
+      [globexOutbox.id, outboxPairs],
+      ['o-globex', orders],
+    ] as const) {
       for (const [what, send] of list) {
         const theirs = await workOf(() => send(other));
         const none = await workOf(() => send(missing));
@@ -137,9 +141,15 @@ describe('admin tokens limited to tenants, and audited payload reads', () => {
   }
 
   it('bulk replays and stats cover its tenants only', async () => {
-    const dry = await request(t.url).post('/admin/inbox/replay').set(acme).send({ filter: { status: 'quarantined' }, dryRun: true, reason: 'x' });
+    const dry = await request(t.url)
+      .post('/admin/inbox/replay')
+      .set(acme)
+      .send({ filter: { status: 'quarantined' }, dryRun: true, reason: 'x' });
     expect(dry.body.count).toBe(1);
-    const real = await request(t.url).post('/admin/inbox/replay').set(acme).send({ filter: { status: 'quarantined' }, dryRun: false, reason: 'x' });
+    const real = await request(t.url)
+      .post('/admin/inbox/replay')
+      .set(acme)
+      .send({ filter: { status: 'quarantined' }, dryRun: false, reason: 'x' });
     expect(real.body.count).toBe(1);
     expect(await db.query(`SELECT tenant_id, status FROM webhook_inbox ORDER BY tenant_id`)).toEqual([
       { tenant_id: 'acme', status: 'pending' },

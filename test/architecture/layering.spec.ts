@@ -105,7 +105,12 @@ describe('module layering', () => {
   it('keeps common/ free of the product', () => {
     const outside = files
       .filter((f) => moduleOf(f) === 'common')
-      .flatMap((f) => graph.get(f)!.filter((t) => moduleOf(t) !== 'common').map((t) => `${relative(SRC, f)} -> ${relative(SRC, t)}`));
+      .flatMap((f) =>
+        graph
+          .get(f)!
+          .filter((t) => moduleOf(t) !== 'common')
+          .map((t) => `${relative(SRC, f)} -> ${relative(SRC, t)}`),
+      );
     expect(outside).toEqual([]);
   });
 });

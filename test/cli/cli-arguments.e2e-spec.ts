@@ -13,9 +13,13 @@ describe('cli arguments', () => {
     [['replay', '1', '--dry-run', '--reason', 'preview', '--token', 't'], 2, /--dry-run works with --filter/],
     [['reconcile', '--dry-run', '--token', 't'], 2, /reconcile needs --reason/],
     [['send', 'stripe-demo', '--amount', 'abc', '--url', 'http://127.0.0.1:9'], 2, /--amount must be a whole number/],
-  ])('%j exits %i', async (args, code, output) => {
-    const result = await runTsChild(CLI, args);
-    expect(result.code).toBe(code);
-    expect(result.output).toMatch(output);
-  }, 30_000);
+  ])(
+    '%j exits %i',
+    async (args, code, output) => {
+      const result = await runTsChild(CLI, args);
+      expect(result.code).toBe(code);
+      expect(result.output).toMatch(output);
+    },
+    30_000,
+  );
 });

@@ -9,9 +9,12 @@ const CLI = join(__dirname, '..', '..', 'src', 'cli', 'cli.ts');
 describe('cli send', () => {
   let db: TestDatabase;
   let t: TestApp;
-  useTestApp({
-    endpoints: [{ id: 'slack-demo', provider: 'slack', tenantId: 'demo', secrets: [{ label: 'app', value: 'slack-cli-secret' }] }],
-  }, (started) => ({ db, t } = started));
+  useTestApp(
+    {
+      endpoints: [{ id: 'slack-demo', provider: 'slack', tenantId: 'demo', secrets: [{ label: 'app', value: 'slack-cli-secret' }] }],
+    },
+    (started) => ({ db, t } = started),
+  );
 
   it('sends a signed Slack event that is accepted with its type', async () => {
     const result = await runTsChild(CLI, ['send', 'slack-demo', 'reaction_added', '--event-id', 'EvCLI1', '--url', t.url], {

@@ -14,7 +14,11 @@ const RECONCILED = {
   provider: 'stripe',
   tenantId: 'acme',
   secrets: [{ label: 'current', value: STRIPE_SECRET }],
-  api: { env: 'STRIPE_API_KEY_RECON', baseUrl: 'http://127.0.0.1:9', reconcile: { enabled: true, intervalSeconds: 3600, lookbackHours: 72 } },
+  api: {
+    env: 'STRIPE_API_KEY_RECON',
+    baseUrl: 'http://127.0.0.1:9',
+    reconcile: { enabled: true, intervalSeconds: 3600, lookbackHours: 72 },
+  },
 };
 
 /**
@@ -130,7 +134,9 @@ async function erpDown(db: TestDatabase): Promise<{ unresolved: string; held: st
   }, 120_000);
 
   it('a token limited to a tenant charts only its tenants and is offered none of the cross-tenant pages', async () => {
-    await db.query(`INSERT INTO activity_minutes (minute, kind, scope, tenant_id, accepted) VALUES (date_trunc('minute', now()) - interval '3 minutes', 'endpoint', 'stripe-globex', 'globex', 99999)`);
+    await db.query(
+      `INSERT INTO activity_minutes (minute, kind, scope, tenant_id, accepted) VALUES (date_trunc('minute', now()) - interval '3 minutes', 'endpoint', 'stripe-globex', 'globex', 99999)`,
+    );
     await signIn(page, t.url, ACME_TOKEN);
     await page.waitForSelector('[data-test=chart-events] canvas');
     expect(await page.locator('select[name=endpoint] option').allTextContents()).toEqual(['all', 'stripe-acme']);
@@ -174,7 +180,9 @@ async function erpDown(db: TestDatabase): Promise<{ unresolved: string; held: st
     await page.click('nav >> text=Reconciliation');
     await page.waitForSelector('[data-test=reconciliation-endpoint][data-endpoint=stripe-recon] [data-test=run-row]');
     expect(await page.locator('[data-test=run-row][data-status=succeeded] [data-test=found-missing]').textContent()).toBe('3');
-    expect(await page.locator('[data-test=run-row][data-status=failed] [data-test=run-error]').textContent()).toContain('provider_unauthorized');
+    expect(await page.locator('[data-test=run-row][data-status=failed] [data-test=run-error]').textContent()).toContain(
+      'provider_unauthorized',
+    );
 
     await page.click('[data-test=run-stripe-recon]');
     expect(await page.isDisabled('[data-test=run-stripe-recon-confirm]')).toBe(true);
@@ -188,7 +196,9 @@ async function erpDown(db: TestDatabase): Promise<{ unresolved: string; held: st
   }, 60_000);
 
   it('erasure: a dry run first, then the erasure only after an explicit confirmation; a viewer can do neither', async () => {
-    await db.query(`INSERT INTO orders (tenant_id, id, status, total_minor, currency, customer_email) VALUES ('acme', 'o-erase', 'paid', 1000, 'eur', 'jane@example.com')`);
+    await db.query(
+      `INSERT INTO orders (tenant_id, id, status, total_minor, currency, customer_email) VALUES ('acme', 'o-erase', 'paid', 1000, 'eur', 'jane@example.com')`,
+    );
     await signIn(page, t.url, OPERATOR_TOKEN);
     await page.click('nav >> text=Erasure');
     await page.fill('input[name=email]', 'jane@example.com');

@@ -208,7 +208,9 @@ if (!haveChromium && process.env.CI !== 'true') {
     expect((await request(t.url).post('/webhooks/stripe-globex').set(signed.headers).send(signed.body)).status).toBe(200);
     await waitForStatus(globexEvent.id as string, 'quarantined');
     const globexId = (await inboxRow(db, globexEvent.id as string)).id;
-    const acmeIds = (await db.query(`SELECT id::text FROM webhook_inbox WHERE tenant_id = 'acme' ORDER BY id`)).map((r: { id: string }) => r.id);
+    const acmeIds = (await db.query(`SELECT id::text FROM webhook_inbox WHERE tenant_id = 'acme' ORDER BY id`)).map(
+      (r: { id: string }) => r.id,
+    );
 
     await signIn(ACME_TOKEN);
     await page.waitForSelector('[data-test=quarantined], [data-test=sign-in-error]');

@@ -13,7 +13,9 @@ describe('clock skew against PostgreSQL', () => {
   ])('refuses to start with a clock minutes %s', async (direction, offsetMs) => {
     const clock = new FakeClock();
     clock.offsetMs = offsetMs;
-    await expect(startTestApp({ databaseUrl: db.url, clock })).rejects.toThrow(new RegExp(`clock skew: this host's clock is \\d+ ms ${direction}`));
+    await expect(startTestApp({ databaseUrl: db.url, clock })).rejects.toThrow(
+      new RegExp(`clock skew: this host's clock is \\d+ ms ${direction}`),
+    );
   });
 
   it('starts within a quarter of the shortest lease', async () => {

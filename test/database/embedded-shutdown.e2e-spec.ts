@@ -20,13 +20,22 @@ describe('SIGTERM with the embedded PostgreSQL', () => {
     const endpointsFile = join(dir, 'endpoints.json');
     writeFileSync(
       endpointsFile,
-      JSON.stringify({ endpoints: [{ id: 'stripe-acme', provider: 'stripe', tenantId: 'acme', secrets: [{ label: 'current', value: SECRET }] }] }),
+      JSON.stringify({
+        endpoints: [{ id: 'stripe-acme', provider: 'stripe', tenantId: 'acme', secrets: [{ label: 'current', value: SECRET }] }],
+      }),
     );
     const port = await freePort();
     // No DATABASE_URL, whichever database the rest of the suite uses.
     const child: ChildProcess = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
       cwd: join(__dirname, '..', '..'),
-      env: { PATH: process.env.PATH, NODE_ENV: 'test', PORT: String(port), DATA_DIR: dir, WEBHOOK_ENDPOINTS_FILE: endpointsFile, ROLES: 'api' },
+      env: {
+        PATH: process.env.PATH,
+        NODE_ENV: 'test',
+        PORT: String(port),
+        DATA_DIR: dir,
+        WEBHOOK_ENDPOINTS_FILE: endpointsFile,
+        ROLES: 'api',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -34,13 +43,22 @@ describe('SIGTERM with the embedded PostgreSQL', () => {
     child.stderr!.on('data', (c) => (out += c));
     const exited = new Promise<string>((resolve) => child.once('close', (code, signal) => resolve(signal ?? `code ${code}`)));
     try {
-      await waitFor('the service to answer', async () => (await fetch(`http://127.0.0.1:${port}/health/ready`).catch(() => undefined))?.ok === true, 120_000);
+      await waitFor(
+        'the service to answer',
+        async () => (await fetch(`http://127.0.0.1:${port}/health/ready`).catch(() => undefined))?.ok === true,
+        120_000,
+      );
 
       const { headers, body } = signStripe(stripeEvent({ id: 'evt_in_flight' }), SECRET);
       const socket = connect(port, '127.0.0.1');
       let response = '';
       socket.on('data', (c) => (response += c));
-      const head = Object.entries({ ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), host: 'x' })
+      const head = Object.entries({
+        ...headers,
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+        host: 'x',
+      })
         .map(([name, value]) => `${name}: ${value}\r\n`)
         .join('');
       // Half the body, then SIGTERM, then the rest: the request is in flight when the signal arrives.

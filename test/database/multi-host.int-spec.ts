@@ -49,7 +49,13 @@ describe('DATABASE_URL with several hosts', () => {
     await db.query(`ALTER DATABASE ${databaseName()} SET default_transaction_read_only = on`);
     await db.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
     const errors: unknown[] = [];
-    for (let i = 0; i < 3; i++) errors.push(await ds.query('INSERT INTO failover_probe VALUES (2)').then(() => undefined, (e: unknown) => e));
+    for (let i = 0; i < 3; i++)
+      errors.push(
+        await ds.query('INSERT INTO failover_probe VALUES (2)').then(
+          () => undefined,
+          (e: unknown) => e,
+        ),
+      );
     expect(errors.map(isDatabaseUnavailable)).toEqual([true, true, true]);
     expect((errors[2] as Error).message).toMatch(/^no writable PostgreSQL server: 127\.0\.0\.1:\d+ ECONNREFUSED; .+ read-only$/);
 
@@ -67,8 +73,14 @@ describe('DATABASE_URL with several hosts', () => {
     const before = Number((await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid);
     client.release();
 
-    const error = await ds.query('INSERT INTO read_only_probe VALUES (1)').then(() => undefined, (e: { code?: string }) => e);
-    expect({ code: (error as { code?: string }).code, unavailable: isDatabaseUnavailable(error) }).toEqual({ code: '25006', unavailable: true });
+    const error = await ds.query('INSERT INTO read_only_probe VALUES (1)').then(
+      () => undefined,
+      (e: { code?: string }) => e,
+    );
+    expect({ code: (error as { code?: string }).code, unavailable: isDatabaseUnavailable(error) }).toEqual({
+      code: '25006',
+      unavailable: true,
+    });
     await ds.query('INSERT INTO read_only_probe VALUES (2)');
     expect(await pids(ds)).not.toBe(before);
     expect(await db.query('SELECT id FROM read_only_probe')).toEqual([{ id: 2 }]);

@@ -23,7 +23,8 @@ describe('pool clients: a server-side disconnect never crashes the process', () 
       await db.query('SELECT pg_terminate_backend($1)', [rows[0].pid]);
       // The FATAL arrives while the client is idle and held: pg emits 'error' on it.
       const deadline = Date.now() + 5_000;
-      while ((client as unknown as { _queryable: boolean })._queryable && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      while ((client as unknown as { _queryable: boolean })._queryable && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 20));
       expect((client as unknown as { _queryable: boolean })._queryable).toBe(false);
       expect(listeners).toBeGreaterThan(0);
       client.release(new Error('backend terminated'));
@@ -50,7 +51,10 @@ describe('pool clients: a server-side disconnect never crashes the process', () 
           await new Promise((r) => setTimeout(r, 200)); // the FATAL arrives while the transaction is idle
           if (another) await tx.query('SELECT 1');
         })
-        .then(() => undefined, (e: unknown) => e);
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
       expect(error).toBeInstanceOf(Error);
       expect({ name: (error as Error).name, unavailable: isDatabaseUnavailable(error) }).toEqual({
         name: (error as Error).name,

@@ -84,7 +84,11 @@ describe('migrated schema', () => {
       for (const stale of committed.filter((f) => !schema.has(f))) rmSync(join(SNAPSHOT_DIR, stale));
       for (const [name, text] of schema) writeFileSync(join(SNAPSHOT_DIR, name), text);
     }
-    const onDisk = new Map(readdirSync(SNAPSHOT_DIR).filter((f) => f.endsWith('.sql')).map((f) => [f, readFileSync(join(SNAPSHOT_DIR, f), 'utf8')]));
+    const onDisk = new Map(
+      readdirSync(SNAPSHOT_DIR)
+        .filter((f) => f.endsWith('.sql'))
+        .map((f) => [f, readFileSync(join(SNAPSHOT_DIR, f), 'utf8')]),
+    );
     expect(Object.fromEntries(onDisk)).toEqual(Object.fromEntries(schema));
   });
 });

@@ -75,7 +75,11 @@ describe('afterCommit', () => {
     });
 
     it('one that fails on the client, before it is sent, is not followed by a COMMIT of the rest', async () => {
-      const unbindable = { toPostgres: () => { throw new Error('does not bind'); } };
+      const unbindable = {
+        toPostgres: () => {
+          throw new Error('does not bind');
+        },
+      };
       await expect(
         runInTransaction(dataSource, async (tx) => {
           void tx.send(insert(7));

@@ -3,7 +3,15 @@ import request from 'supertest';
 import { EndpointConfig } from '../../src/config/app-config';
 import { UnauthorizedError } from '../../src/common/errors';
 import { SecretForm } from '../../src/ingestion/secret-form';
-import { header, parseJsonObject, requireIdentifier, VerifiedEvent, WebhookProvider, WebhookProviderFor, WebhookRequest } from '../../src/ingestion/webhook-provider';
+import {
+  header,
+  parseJsonObject,
+  requireIdentifier,
+  VerifiedEvent,
+  WebhookProvider,
+  WebhookProviderFor,
+  WebhookRequest,
+} from '../../src/ingestion/webhook-provider';
 import { hmacSha256, requireRecent, signingSecret } from '../../src/providers/hmac-signature';
 import { TestDatabase } from '../support/test-database';
 import { TestApp, useTestApp } from '../support/test-app';
@@ -52,7 +60,10 @@ describe('a provider of your own, as docs/extending.md writes it: a folder and o
   const post = (body: string, ts: number, secret = SECRET) =>
     request(t.url)
       .post('/webhooks/acme-hooks')
-      .set({ 'content-type': 'application/json', 'acme-signature': `ts=${ts};h1=${hmacSha256(secret, String(ts), ':', body).toString('hex')}` })
+      .set({
+        'content-type': 'application/json',
+        'acme-signature': `ts=${ts};h1=${hmacSha256(secret, String(ts), ':', body).toString('hex')}`,
+      })
       .send(body);
   const now = () => Math.floor(t.clock.now().getTime() / 1000);
 
@@ -60,8 +71,12 @@ describe('a provider of your own, as docs/extending.md writes it: a folder and o
     const body = JSON.stringify({ event_id: 'ev_1', event_type: 'thing.happened' });
     expect((await post(body, now())).body).toMatchObject({ status: 'accepted', eventId: 'ev_1' }); // the worker marks it ignored: no handler
     expect((await post(body, now())).body).toMatchObject({ status: 'duplicate' });
-    expect((await post(JSON.stringify({ event_id: 'ev_2', event_type: 'x' }), now(), 'another-secret-0123456789')).body.reason).toBe('invalid_signature');
-    expect((await post(JSON.stringify({ event_id: 'ev_3', event_type: 'x' }), now() - 3600)).body.reason).toBe('timestamp_out_of_tolerance');
+    expect((await post(JSON.stringify({ event_id: 'ev_2', event_type: 'x' }), now(), 'another-secret-0123456789')).body.reason).toBe(
+      'invalid_signature',
+    );
+    expect((await post(JSON.stringify({ event_id: 'ev_3', event_type: 'x' }), now() - 3600)).body.reason).toBe(
+      'timestamp_out_of_tolerance',
+    );
     const unsigned = await request(t.url).post('/webhooks/acme-hooks').set('content-type', 'application/json').send(body);
     expect([unsigned.status, unsigned.body.reason]).toEqual([401, 'missing_signature']);
     expect(await db.query('SELECT event_id FROM webhook_inbox')).toEqual([{ event_id: 'ev_1' }]);

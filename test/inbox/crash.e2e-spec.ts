@@ -27,7 +27,7 @@ describe('worker: a process killed between the order update and the commit [scen
     expect(await outboxRows(db, 'o14')).toHaveLength(0);
     const held = await inboxRow(db, event.id as string);
     expect(held).toMatchObject({ status: 'processing', attempts: 0, completed_at: null });
-    expect(child.output).toContain(`worker ${held.locked_by.replace(/:\d+$/, "")}\n`);
+    expect(child.output).toContain(`worker ${held.locked_by.replace(/:\d+$/, '')}\n`);
 
     // Scenario 19: the dead worker's lease protects the event until it expires.
     expect(await worker(t).runOnce()).toBe(0);

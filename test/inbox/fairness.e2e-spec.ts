@@ -43,12 +43,18 @@ describe('fairness: each claim serves the tenants with due work in turn (issue 3
     const acme = await ids('acme');
 
     const first = await claim(64);
-    const byTenant = (events: { tenantId: string; id: string }[], tenant: string) => events.filter((e) => e.tenantId === tenant).map((e) => e.id);
+    const byTenant = (events: { tenantId: string; id: string }[], tenant: string) =>
+      events.filter((e) => e.tenantId === tenant).map((e) => e.id);
     expect(byTenant(first, 'bravo')).toEqual(await ids('bravo'));
     // FIFO within the tenant: the oldest of the burst, none skipped.
     expect(byTenant(first, 'acme')).toEqual(acme.slice(0, 61));
     // In turns: every tenant's first events come first (the worker's first batch starts them).
-    expect(first.slice(0, 2).map((e) => e.tenantId).sort()).toEqual(['acme', 'bravo']);
+    expect(
+      first
+        .slice(0, 2)
+        .map((e) => e.tenantId)
+        .sort(),
+    ).toEqual(['acme', 'bravo']);
 
     const second = await claim(64);
     expect(byTenant(second, 'acme')).toEqual(acme.slice(61, 125));
@@ -72,15 +78,17 @@ describe('fairness: each claim serves the tenants with due work in turn (issue 3
     // More than a claim (CLAIM_BATCH) of acme's events, due first; bravo's two payments after them.
     await burst(db, 'acme', 700);
     const orders = t.app.get(OrdersService);
-    for (const id of ['bp1', 'bp2']) await orders.create({ tenantId: 'bravo', id, totalMinor: 1000, currency: 'eur', customerEmail: `${id}@example.com` });
+    for (const id of ['bp1', 'bp2'])
+      await orders.create({ tenantId: 'bravo', id, totalMinor: 1000, currency: 'eur', customerEmail: `${id}@example.com` });
     await burst(db, 'bravo', 2, 'bp');
 
     await worker(t).runOnce();
     const paid = await db.query(`SELECT id FROM orders WHERE tenant_id = 'bravo' AND status = 'paid' ORDER BY id`);
     expect(paid.map((o: { id: string }) => o.id)).toEqual(['bp1', 'bp2']);
     // The claim took its share of acme's burst, no more (acme's events name no order: each is retried later).
-    const [{ untouched }] = await db.query(`SELECT count(*)::int AS untouched FROM webhook_inbox WHERE tenant_id = 'acme' AND attempts = 0 AND status = 'pending'`);
+    const [{ untouched }] = await db.query(
+      `SELECT count(*)::int AS untouched FROM webhook_inbox WHERE tenant_id = 'acme' AND attempts = 0 AND status = 'pending'`,
+    );
     expect(untouched).toBe(700 - 510);
   });
 });
-

@@ -43,9 +43,10 @@ describe('worker: events handed over by the instance that accepts them', () => {
       await waitFor('the order to be paid', async () => (await orderRow(db, 'h1')).status === 'paid');
       await waitFor('the event to be done', async () => (await inboxRow(db, event.id as string)).status === 'done');
       expect(claims).not.toHaveBeenCalled();
-      const [attempt] = await db.query(`SELECT a.lease, a.outcome FROM webhook_inbox_attempts a JOIN webhook_inbox i ON i.id = a.inbox_id WHERE i.event_id = $1`, [
-        event.id,
-      ]);
+      const [attempt] = await db.query(
+        `SELECT a.lease, a.outcome FROM webhook_inbox_attempts a JOIN webhook_inbox i ON i.id = a.inbox_id WHERE i.event_id = $1`,
+        [event.id],
+      );
       expect(attempt.outcome).toBe('done');
       expect(attempt.lease.startsWith(`${worker(scheduled).workerId}:`)).toBe(true);
       expect(await outboxRows(db, 'h1')).toHaveLength(2);

@@ -60,18 +60,24 @@ describe.each([
     const event = paymentIntentEvent('payment_intent.succeeded', { orderId: 'rest-1', amount: 4200 });
     (event.data as any).object.metadata.customer_note = marker;
     const signed = signStripe(event, STRIPE_SECRET, Math.floor(t.clock.now().getTime() / 1000));
-    expect((await request(t.url).post('/webhooks/stripe-acme').set(signed.headers).send(signed.body)).body).toMatchObject({ status: 'accepted' });
+    expect((await request(t.url).post('/webhooks/stripe-acme').set(signed.headers).send(signed.body)).body).toMatchObject({
+      status: 'accepted',
+    });
 
     const client = new Client({ connectionString: pg.url });
     await client.connect();
     try {
-      await waitFor('the event processed and both operations delivered', async () => {
-        const open = await client.query(
-          `SELECT (SELECT count(*) FROM webhook_inbox WHERE status <> 'done') + (SELECT count(*) FROM outbox WHERE status <> 'delivered') AS n,
+      await waitFor(
+        'the event processed and both operations delivered',
+        async () => {
+          const open = await client.query(
+            `SELECT (SELECT count(*) FROM webhook_inbox WHERE status <> 'done') + (SELECT count(*) FROM outbox WHERE status <> 'delivered') AS n,
                   (SELECT count(*) FROM outbox) AS entries`,
-        );
-        return Number(open.rows[0].n) === 0 && Number(open.rows[0].entries) === 2;
-      }, 30_000);
+          );
+          return Number(open.rows[0].n) === 0 && Number(open.rows[0].entries) === 2;
+        },
+        30_000,
+      );
       expect(erp.requests.length + email.requests.length).toBeGreaterThanOrEqual(2);
       // The operator's view opens the payload in memory.
       const [{ id }] = (await client.query('SELECT id FROM webhook_inbox')).rows;

@@ -16,7 +16,10 @@ describe('payload encryption: sealed rows, tampering, omit', () => {
     db = await createTestDatabase();
     t = await startTestApp({
       databaseUrl: db.url,
-      endpoints: [...ENDPOINTS, { ...ENDPOINTS[0], id: 'stripe-minimal', tenantId: 'lean', omit: ['data.object.shipping', 'data.object.charges.billing_details'] }],
+      endpoints: [
+        ...ENDPOINTS,
+        { ...ENDPOINTS[0], id: 'stripe-minimal', tenantId: 'lean', omit: ['data.object.shipping', 'data.object.charges.billing_details'] },
+      ],
       env: { PAYLOAD_KEYS: K1, WORKER_MAX_ATTEMPTS: '3' },
     });
   });
@@ -147,7 +150,8 @@ describe('payload encryption: what the start refuses', () => {
     await postStripe(t, paymentIntentEvent('payment_intent.succeeded', { orderId: 'start-1' }));
     await t.close();
     const k2 = `k2:${randomBytes(32).toString('base64')}`;
-    const refused = 'stored payloads are sealed with key "k1", which the key ring does not hold: keep every key until GET /admin/payload-keys shows no row under it';
+    const refused =
+      'stored payloads are sealed with key "k1", which the key ring does not hold: keep every key until GET /admin/payload-keys shows no row under it';
     expect(await startError({ PAYLOAD_KEYS: k2 })).toBe(`PAYLOAD_KEYS: ${refused}`);
     expect(await startError({})).toBe(`PAYLOAD_KEYS (unset): ${refused}`);
     expect(await startError({ PAYLOAD_KEYS: `${k2},${K1}` })).toBe('started');

@@ -34,11 +34,14 @@ class TestHandlersModule {}
 describe('worker: processing [scenarios 13, 15-18]', () => {
   let db: TestDatabase;
   let t: TestApp;
-  useTestApp({
-    endpoints: ENDPOINTS,
-    env: { WORKER_MAX_ATTEMPTS: '3', RETRY_BASE_MS: '1000', RETRY_MAX_MS: '60000' },
-    imports: [TestHandlersModule],
-  }, (started) => ({ db, t } = started));
+  useTestApp(
+    {
+      endpoints: ENDPOINTS,
+      env: { WORKER_MAX_ATTEMPTS: '3', RETRY_BASE_MS: '1000', RETRY_MAX_MS: '60000' },
+      imports: [TestHandlersModule],
+    },
+    (started) => ({ db, t } = started),
+  );
   afterEach(() => {
     t.app.get(WorkerFaults).beforeComplete = async () => undefined;
   });

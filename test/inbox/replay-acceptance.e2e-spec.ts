@@ -47,7 +47,10 @@ describe('replay never undoes an acceptance decision', () => {
 
   it('an event signed for another connected account is never replayed, single or bulk, and never reaches a handler', async () => {
     await createOrder(t, 'o-victim');
-    const evil = await deliver({ ...paymentIntentEvent('payment_intent.succeeded', { orderId: 'o-victim', id: 'evt_evil' }), account: 'acct_EVIL' });
+    const evil = await deliver({
+      ...paymentIntentEvent('payment_intent.succeeded', { orderId: 'o-victim', id: 'evt_evil' }),
+      account: 'acct_EVIL',
+    });
     expect(evil).toMatchObject({ status: 'ignored', reason: 'unexpected_source' });
 
     const single = await replay(evil.id);
@@ -69,7 +72,9 @@ describe('replay never undoes an acceptance decision', () => {
     expect(await outboxRows(db, 'o-victim')).toEqual([]);
 
     // The audit log records what was refused.
-    const audit = await db.query(`SELECT action, details FROM admin_audit WHERE target IN ($1, 'inbox:filter') ORDER BY id`, [`inbox:${evil.id}`]);
+    const audit = await db.query(`SELECT action, details FROM admin_audit WHERE target IN ($1, 'inbox:filter') ORDER BY id`, [
+      `inbox:${evil.id}`,
+    ]);
     expect(audit.map((a) => a.action)).toEqual(['inbox.replay_refused', 'inbox.replay_bulk_refused']);
     expect(audit[0].details).toMatchObject({ refused: 'source_not_accepted' });
     expect(audit[1].details).toMatchObject({ refused: { source_not_accepted: 1 } });
@@ -77,7 +82,10 @@ describe('replay never undoes an acceptance decision', () => {
 
   it('the worker re-runs the acceptance decision: a row made pending some other way goes back to ignored, not to a handler', async () => {
     await createOrder(t, 'o-forced');
-    const evil = await deliver({ ...paymentIntentEvent('payment_intent.succeeded', { orderId: 'o-forced', id: 'evt_forced' }), account: 'acct_EVIL' });
+    const evil = await deliver({
+      ...paymentIntentEvent('payment_intent.succeeded', { orderId: 'o-forced', id: 'evt_forced' }),
+      account: 'acct_EVIL',
+    });
     // As an older version's replay (or a hand-written UPDATE) would leave it.
     await db.query(`UPDATE webhook_inbox SET status = 'pending', status_reason = NULL, completed_at = NULL WHERE id = $1`, [evil.id]);
     await drain(t);
@@ -88,7 +96,10 @@ describe('replay never undoes an acceptance decision', () => {
 
   it('a type outside eventTypes is replayable only once the current configuration accepts it', async () => {
     await createOrder(t, 'o-cancel');
-    const canceled = await deliver({ ...paymentIntentEvent('payment_intent.canceled', { orderId: 'o-cancel', id: 'evt_cancel' }), account: 'acct_acme' });
+    const canceled = await deliver({
+      ...paymentIntentEvent('payment_intent.canceled', { orderId: 'o-cancel', id: 'evt_cancel' }),
+      account: 'acct_acme',
+    });
     expect(canceled).toMatchObject({ status: 'ignored', reason: 'event_type_not_accepted' });
     const refused = await replay(canceled.id);
     expect(refused.status).toBe(409);
@@ -100,7 +111,11 @@ describe('replay never undoes an acceptance decision', () => {
     expect(await inboxRow(db, 'evt_cancel')).toMatchObject({ status: 'ignored', status_reason: 'event_type_not_accepted' });
 
     // A new configuration accepts the type: now the replay runs, and the worker applies it.
-    const wider = await startTestApp({ databaseUrl: db.url, endpoints: [endpoint([...ACCEPTED, 'payment_intent.canceled'])], clock: t.clock });
+    const wider = await startTestApp({
+      databaseUrl: db.url,
+      endpoints: [endpoint([...ACCEPTED, 'payment_intent.canceled'])],
+      clock: t.clock,
+    });
     try {
       const ok = await request(wider.url).post(`/admin/inbox/${canceled.id}/replay`).set(op).send({ reason: 'cancellations accepted now' });
       expect(ok.status).toBe(200);
@@ -112,7 +127,10 @@ describe('replay never undoes an acceptance decision', () => {
   });
 
   it('a row without stored source facts is not replayable on an endpoint with an expect', async () => {
-    const ok = await deliver({ ...paymentIntentEvent('payment_intent.succeeded', { orderId: 'o-old', id: 'evt_old' }), account: 'acct_acme' });
+    const ok = await deliver({
+      ...paymentIntentEvent('payment_intent.succeeded', { orderId: 'o-old', id: 'evt_old' }),
+      account: 'acct_acme',
+    });
     // As a row accepted by a version that did not store the facts.
     await db.query(`UPDATE webhook_inbox SET status = 'done', source_facts = NULL WHERE id = $1`, [ok.id]);
     const res = await replay(ok.id);
@@ -122,7 +140,10 @@ describe('replay never undoes an acceptance decision', () => {
 
   it('a bulk dry run answers the count per status and reason of what would run', async () => {
     await db.query(`TRUNCATE webhook_inbox`);
-    const a = await deliver({ ...paymentIntentEvent('payment_intent.succeeded', { orderId: 'o-dry1', id: 'evt_dry1' }), account: 'acct_acme' });
+    const a = await deliver({
+      ...paymentIntentEvent('payment_intent.succeeded', { orderId: 'o-dry1', id: 'evt_dry1' }),
+      account: 'acct_acme',
+    });
     const b = await deliver({ ...paymentIntentEvent('charge.refunded', { orderId: 'o-dry2', id: 'evt_dry2' }), account: 'acct_acme' });
     await db.query(`UPDATE webhook_inbox SET status = 'quarantined', status_reason = 'max_attempts' WHERE id = $1`, [a.id]);
     await db.query(`UPDATE webhook_inbox SET status = 'done' WHERE id = $1`, [b.id]);

@@ -60,10 +60,9 @@ async function expectEachEffectOnce(db: TestDatabase, prefix: string): Promise<v
     [prefix],
   );
   expect(effects).toEqual({ n: 100, distinct_events: 100 });
-  const [orders] = await db.query(
-    `SELECT count(*) FILTER (WHERE status = 'paid')::int AS paid FROM orders WHERE id LIKE $1 || '%'`,
-    [prefix],
-  );
+  const [orders] = await db.query(`SELECT count(*) FILTER (WHERE status = 'paid')::int AS paid FROM orders WHERE id LIKE $1 || '%'`, [
+    prefix,
+  ]);
   expect(orders).toEqual({ paid: 80 });
   const outbox = await db.query(
     `SELECT destination, count(*)::int AS n FROM outbox WHERE operation_key LIKE '%:acme:' || $1 || '%' GROUP BY destination ORDER BY destination`,

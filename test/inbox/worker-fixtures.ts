@@ -38,7 +38,13 @@ export function paymentIntentEvent(type: string, o: PaymentOpts): Record<string,
         currency: o.currency ?? 'eur',
         metadata: { order_id: o.orderId },
         ...(type === 'payment_intent.payment_failed'
-          ? { last_payment_error: { code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds.' } }
+          ? {
+              last_payment_error: {
+                code: 'card_declined',
+                decline_code: 'insufficient_funds',
+                message: 'Your card has insufficient funds.',
+              },
+            }
           : {}),
       },
     },

@@ -26,7 +26,10 @@ describe('Scenario 6: 50 concurrent copies of one event across two app instances
     const copies = Array.from({ length: 50 }, (_, i) => signStripe(event, SECRET, now - (i % 2)));
     const responses = await Promise.all(
       copies.map((signed, i) =>
-        request(apps[i % 2].url).post('/webhooks/stripe-acme').set(signed.headers).send(signed.body),
+        request(apps[i % 2].url)
+          .post('/webhooks/stripe-acme')
+          .set(signed.headers)
+          .send(signed.body),
       ),
     );
     expect(responses.map((r) => r.status)).toEqual(Array(50).fill(200));
@@ -41,7 +44,12 @@ describe('Scenario 6: 50 concurrent copies of one event across two app instances
   it('accepts 200 distinct events sent concurrently, each exactly once', async () => {
     const events = Array.from({ length: 200 }, (_, i) => signStripe(stripeEvent({ id: `evt_many_${i}` }), SECRET));
     const responses = await Promise.all(
-      events.map((signed, i) => request(apps[i % 2].url).post('/webhooks/stripe-acme').set(signed.headers).send(signed.body)),
+      events.map((signed, i) =>
+        request(apps[i % 2].url)
+          .post('/webhooks/stripe-acme')
+          .set(signed.headers)
+          .send(signed.body),
+      ),
     );
     expect(responses.every((r) => r.status === 200 && r.body.status === 'accepted')).toBe(true);
     const [{ count }] = await db.query(`SELECT count(*)::int AS count FROM webhook_inbox WHERE event_id LIKE 'evt_many_%'`);

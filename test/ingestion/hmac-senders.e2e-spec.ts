@@ -48,7 +48,9 @@ const stripe: Sender = {
   expect: { '/livemode': 'false' },
   event: (id) => ({ id, object: 'event', type: 'invoice.paid', livemode: false, data: { object: { id: 'in_1' } } }),
   // generateTestHeaderString is the stripe package's own signer.
-  sign: (body, at) => ({ 'stripe-signature': stripeWebhooks.generateTestHeaderString({ payload: body, secret: stripe.secret, timestamp: Number(seconds(at)) }) }),
+  sign: (body, at) => ({
+    'stripe-signature': stripeWebhooks.generateTestHeaderString({ payload: body, secret: stripe.secret, timestamp: Number(seconds(at)) }),
+  }),
   withoutId(_, at) {
     const body = JSON.stringify({ object: 'event', type: 'invoice.paid', livemode: false, data: {} });
     return { body, headers: this.sign(body, at, '') };
@@ -116,7 +118,13 @@ const paddle: Sender = {
     eventId: { pointer: '/event_id' },
     eventType: { pointer: '/event_type' },
   },
-  event: (id) => ({ event_id: id, event_type: 'transaction.completed', occurred_at: new Date().toISOString(), notification_id: 'ntf_1', data: { id: 'txn_1' } }),
+  event: (id) => ({
+    event_id: id,
+    event_type: 'transaction.completed',
+    occurred_at: new Date().toISOString(),
+    notification_id: 'ntf_1',
+    data: { id: 'txn_1' },
+  }),
   sign: (body, at) => ({ 'paddle-signature': `ts=${seconds(at)};h1=${hmacHex('sha256', paddle.secret, `${seconds(at)}:${body}`)}` }),
   officially: (body, headers, secret) => paddleAccepts(body, headers['paddle-signature'], secret),
   withoutId(_, at) {
@@ -198,7 +206,10 @@ describe('provider "hmac": five real senders by configuration alone, through the
   beforeEach(() => db.query('TRUNCATE webhook_inbox'));
 
   const post = (endpoint: string, body: string, headers: Record<string, string>) =>
-    request(t.url).post(`/webhooks/${endpoint}`).set({ 'content-type': 'application/json', ...headers }).send(body);
+    request(t.url)
+      .post(`/webhooks/${endpoint}`)
+      .set({ 'content-type': 'application/json', ...headers })
+      .send(body);
   const rows = () => db.query('SELECT event_id, event_type, verified_with, status FROM webhook_inbox ORDER BY id');
 
   describe.each(SENDERS.map((s, i) => [s.name, s, `sender-${i}`] as const))('%s', (_, sender, endpoint) => {
@@ -209,7 +220,9 @@ describe('provider "hmac": five real senders by configuration alone, through the
       if (sender.officially) expect(await sender.officially(body, headers, sender.secret)).toBe(true);
       expect((await post(endpoint, body, headers)).body).toEqual({ status: 'accepted', eventId: `${endpoint}-evt-1` });
       expect((await post(endpoint, body, headers)).body.status).toBe('duplicate');
-      expect(await rows()).toEqual([{ event_id: `${endpoint}-evt-1`, event_type: sender.eventType, verified_with: 'current', status: 'pending' }]);
+      expect(await rows()).toEqual([
+        { event_id: `${endpoint}-evt-1`, event_type: sender.eventType, verified_with: 'current', status: 'pending' },
+      ]);
     });
 
     it('tampered: a changed body is 401 invalid_signature, nothing written', async () => {

@@ -23,7 +23,9 @@ function open(url: string, localAddress?: string): Promise<Raw> {
   return new Promise((resolve, reject) => {
     let text = '';
     let closed = false;
-    const socket = connect({ port: Number(port), host: hostname, localAddress }, () => resolve({ socket, received: () => text, closed: () => closed }));
+    const socket = connect({ port: Number(port), host: hostname, localAddress }, () =>
+      resolve({ socket, received: () => text, closed: () => closed }),
+    );
     socket.on('data', (d) => (text += d.toString('latin1')));
     socket.on('close', () => (closed = true));
     socket.on('error', (e) => (closed ? undefined : reject(e)));
@@ -33,7 +35,9 @@ function open(url: string, localAddress?: string): Promise<Raw> {
 /** The head of a signed webhook request, its body not sent. */
 function head(signed: { headers: Record<string, string>; body: string }): string {
   const lines = Object.entries(signed.headers).map(([k, v]) => `${k}: ${v}`);
-  return [`POST /webhooks/stripe-acme HTTP/1.1`, 'Host: x', ...lines, `Content-Length: ${Buffer.byteLength(signed.body)}`, '', ''].join('\r\n');
+  return [`POST /webhooks/stripe-acme HTTP/1.1`, 'Host: x', ...lines, `Content-Length: ${Buffer.byteLength(signed.body)}`, '', ''].join(
+    '\r\n',
+  );
 }
 
 const post = (t: TestApp, signed: { headers: Record<string, string>; body: string }) =>
@@ -42,11 +46,23 @@ const post = (t: TestApp, signed: { headers: Record<string, string>; body: strin
 type Answer = { status: number; reason?: string };
 
 /** A signed webhook sent from `localAddress` to `endpointId`: its status and reason. */
-function postFrom(t: TestApp, localAddress: string, signed: { headers: Record<string, string>; body: string }, endpointId = 'stripe-acme'): Promise<Answer> {
+function postFrom(
+  t: TestApp,
+  localAddress: string,
+  signed: { headers: Record<string, string>; body: string },
+  endpointId = 'stripe-acme',
+): Promise<Answer> {
   const { hostname, port } = new URL(t.url);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: hostname, port: Number(port), localAddress, method: 'POST', path: `/webhooks/${endpointId}`, headers: { ...signed.headers, 'Content-Length': Buffer.byteLength(signed.body) } },
+      {
+        host: hostname,
+        port: Number(port),
+        localAddress,
+        method: 'POST',
+        path: `/webhooks/${endpointId}`,
+        headers: { ...signed.headers, 'Content-Length': Buffer.byteLength(signed.body) },
+      },
       (res) => {
         let text = '';
         res.on('data', (d) => (text += d));
@@ -110,7 +126,11 @@ describe('Intake limits before authentication', () => {
   describe('bytes buffered and connections', () => {
     let t: TestApp;
     beforeAll(async () => {
-      t = await startTestApp({ databaseUrl: db.url, endpoints, env: { INGEST_BUFFER_MAX_BYTES: '2000', INGEST_BUFFER_PER_CLIENT_MAX_BYTES: '2000', HTTP_MAX_CONNECTIONS: '4' } });
+      t = await startTestApp({
+        databaseUrl: db.url,
+        endpoints,
+        env: { INGEST_BUFFER_MAX_BYTES: '2000', INGEST_BUFFER_PER_CLIENT_MAX_BYTES: '2000', HTTP_MAX_CONNECTIONS: '4' },
+      });
     });
     afterAll(async () => t?.close());
 
@@ -184,7 +204,10 @@ describe('Intake limits before authentication', () => {
           idle.push(raw);
         }
         const answered = () => idle.filter((r) => r.received() !== '').length;
-        await waitFor('every idle body to be buffered or refused', async () => (await gauge(t, 'webhook_intake_buffered_bytes')) + 4000 * answered() >= 48000);
+        await waitFor(
+          'every idle body to be buffered or refused',
+          async () => (await gauge(t, 'webhook_intake_buffered_bytes')) + 4000 * answered() >= 48000,
+        );
 
         const started = Date.now();
         const genuine = await postFrom(t, '127.0.0.3', signStripe(stripeEvent({ id: 'evt_genuine' }), SECRET));
@@ -222,7 +245,13 @@ describe('Intake limits before authentication', () => {
       t = await startTestApp({
         databaseUrl: db.url,
         endpoints: [...endpoints, { ...endpoints[0], id: 'stripe-bravo', tenantId: 'bravo' }],
-        env: { INGEST_FLUSHERS: '1', INGEST_BATCH_MAX: '1', INGEST_QUEUE_MAX: '8', INGEST_QUEUE_PER_ENDPOINT_MAX: '2', INGEST_QUEUE_WAIT_MS: '5000' },
+        env: {
+          INGEST_FLUSHERS: '1',
+          INGEST_BATCH_MAX: '1',
+          INGEST_QUEUE_MAX: '8',
+          INGEST_QUEUE_PER_ENDPOINT_MAX: '2',
+          INGEST_QUEUE_WAIT_MS: '5000',
+        },
       });
       locker = new Client({ connectionString: db.url });
       await locker.connect();

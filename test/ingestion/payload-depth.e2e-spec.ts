@@ -57,7 +57,9 @@ describe('Payload nesting depth', () => {
        RETURNING id::text`,
       [deepEvent('evt_stored_deep', 10_000)],
     );
-    const res = await request(t.url).get(`/admin/inbox/${id}`).set({ Authorization: `Bearer ${OPERATOR_TOKEN}` });
+    const res = await request(t.url)
+      .get(`/admin/inbox/${id}`)
+      .set({ Authorization: `Bearer ${OPERATOR_TOKEN}` });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ eventId: 'evt_stored_deep', payload: null, payloadUnreadable: 'payload_too_deep' });
   });

@@ -99,10 +99,16 @@ describe('Receipt: POST /webhooks/:endpointId (scenarios 1-5, 7-9, 11, 12, 12a)'
     const body = JSON.stringify(stripeEvent({ id: 'evt_s3b' }));
     const v1 = createHmac('sha256', STRIPE_SECRET).update(`${future}.${body}`).digest('hex');
     for (const stamps of [`t=${now},t=${future}`, `t= ${future}`, `t=${future}x`]) {
-      const res = await post('stripe-acme', { headers: { 'content-type': 'application/json', 'stripe-signature': `${stamps},v1=${v1}` }, body });
+      const res = await post('stripe-acme', {
+        headers: { 'content-type': 'application/json', 'stripe-signature': `${stamps},v1=${v1}` },
+        body,
+      });
       expect([stamps, res.status, res.body.reason]).toEqual([stamps, 401, 'invalid_timestamp']);
     }
-    const plain = await post('stripe-acme', { headers: { 'content-type': 'application/json', 'stripe-signature': `t=${future},v1=${v1}` }, body });
+    const plain = await post('stripe-acme', {
+      headers: { 'content-type': 'application/json', 'stripe-signature': `t=${future},v1=${v1}` },
+      body,
+    });
     expect(plain.body.reason).toBe('timestamp_out_of_tolerance');
     expect(await inbox()).toHaveLength(0);
   });
@@ -110,7 +116,12 @@ describe('Receipt: POST /webhooks/:endpointId (scenarios 1-5, 7-9, 11, 12, 12a)'
   it('a body signed over bytes that are not UTF-8 is 400 malformed_json, never stored as other text', async () => {
     const body = Buffer.concat([Buffer.from('{"ref":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
     const signature = `sha256=${createHmac('sha256', GITHUB_SECRET).update(body).digest('hex')}`;
-    const headers = { 'content-type': 'application/json', 'x-hub-signature-256': signature, 'x-github-delivery': 'd-utf8', 'x-github-event': 'push' };
+    const headers = {
+      'content-type': 'application/json',
+      'x-hub-signature-256': signature,
+      'x-github-delivery': 'd-utf8',
+      'x-github-event': 'push',
+    };
     // fetch, not supertest: superagent re-encodes a Buffer sent as application/json.
     const res = await fetch(`${t.url}/webhooks/github-acme`, { method: 'POST', headers, body: new Uint8Array(body) });
     expect([res.status, ((await res.json()) as { reason: string }).reason]).toEqual([400, 'malformed_json']);
@@ -272,7 +283,12 @@ describe('Receipt: POST /webhooks/:endpointId (scenarios 1-5, 7-9, 11, 12, 12a)'
       ],
       ['not JSON after a valid signature', () => post('stripe-acme', signStripe('not json', STRIPE_SECRET)), 400, 'malformed_json'],
       ['no event id', () => post('stripe-acme', signStripe({ type: 'charge.refunded' }, STRIPE_SECRET)), 400, 'missing_event_id'],
-      ['a null event id', () => post('stripe-acme', signStripe({ id: null, type: 'charge.refunded' }, STRIPE_SECRET)), 400, 'invalid_event_id'],
+      [
+        'a null event id',
+        () => post('stripe-acme', signStripe({ id: null, type: 'charge.refunded' }, STRIPE_SECRET)),
+        400,
+        'invalid_event_id',
+      ],
       [
         'an event id that is too long',
         () => post('stripe-acme', signStripe(stripeEvent({ id: `evt_${'a'.repeat(300)}` }), STRIPE_SECRET)),
@@ -286,12 +302,7 @@ describe('Receipt: POST /webhooks/:endpointId (scenarios 1-5, 7-9, 11, 12, 12a)'
         'invalid_event_id',
       ],
       ['no event type', () => post('stripe-acme', signStripe({ id: 'evt_nt' }, STRIPE_SECRET)), 400, 'invalid_event_type'],
-      [
-        'a JSON array',
-        () => post('stripe-acme', signStripe('[1,2]', STRIPE_SECRET)),
-        400,
-        'malformed_json',
-      ],
+      ['a JSON array', () => post('stripe-acme', signStripe('[1,2]', STRIPE_SECRET)), 400, 'malformed_json'],
       [
         'a NUL escape jsonb cannot store',
         () => post('stripe-acme', signStripe('{"id":"evt_nul","type":"charge.refunded","x":"a\\u0000b"}', STRIPE_SECRET)),
@@ -308,12 +319,7 @@ describe('Receipt: POST /webhooks/:endpointId (scenarios 1-5, 7-9, 11, 12, 12a)'
         400,
         'missing_event_id',
       ],
-      [
-        'a GitHub signature with the wrong secret',
-        () => post('github-acme', signGithub({}, 'wrong', 'd2')),
-        401,
-        'invalid_signature',
-      ],
+      ['a GitHub signature with the wrong secret', () => post('github-acme', signGithub({}, 'wrong', 'd2')), 401, 'invalid_signature'],
       [
         'a GitHub sha1-only signature',
         () => {

@@ -15,7 +15,13 @@ const SLACK_EXAMPLE = {
 };
 
 const endpoints = [
-  { id: 'slack-acme', provider: 'slack', tenantId: 'acme', secrets: [{ label: 'app', value: SECRET }], expect: { apiAppId: 'A0APP', teamId: 'T0TEAM' } },
+  {
+    id: 'slack-acme',
+    provider: 'slack',
+    tenantId: 'acme',
+    secrets: [{ label: 'app', value: SECRET }],
+    expect: { apiAppId: 'A0APP', teamId: 'T0TEAM' },
+  },
   { id: 'slack-example', provider: 'slack', tenantId: 'acme', secrets: [{ label: 'doc', value: SLACK_EXAMPLE.secret }] },
 ];
 
@@ -47,20 +53,29 @@ describe('Slack provider and verified handshakes', () => {
   const rows = () => db.query('SELECT event_id, event_type, status, status_reason, verified_with FROM webhook_inbox ORDER BY id');
   const handshakes = async () => {
     const text = (await request(t.url).get('/metrics')).text;
-    const line = text.split('\n').find((l) => l.startsWith('webhook_requests_total{') && l.includes('endpoint="slack-acme"') && l.includes('outcome="handshake"'));
+    const line = text
+      .split('\n')
+      .find((l) => l.startsWith('webhook_requests_total{') && l.includes('endpoint="slack-acme"') && l.includes('outcome="handshake"'));
     return line ? Number(line.split(' ').pop()) : 0;
   };
 
   it('accepts an Events API callback: event_id and event.type from the signed body; a retry is a duplicate', async () => {
     const signed = sign(eventCallback('Ev01'));
     expect((await post(signed)).body).toEqual({ status: 'accepted', eventId: 'Ev01' });
-    expect((await post({ ...signed, headers: { ...signed.headers, 'x-slack-retry-num': '1' } })).body).toEqual({ status: 'duplicate', eventId: 'Ev01' });
-    expect(await rows()).toEqual([{ event_id: 'Ev01', event_type: 'app_mention', status: 'pending', status_reason: null, verified_with: 'app' }]);
+    expect((await post({ ...signed, headers: { ...signed.headers, 'x-slack-retry-num': '1' } })).body).toEqual({
+      status: 'duplicate',
+      eventId: 'Ev01',
+    });
+    expect(await rows()).toEqual([
+      { event_id: 'Ev01', event_type: 'app_mention', status: 'pending', status_reason: null, verified_with: 'app' },
+    ]);
   });
 
   it('answers a signed url_verification with its challenge, stores nothing and counts a handshake', async () => {
     const before = await handshakes();
-    const res = await post(sign({ token: 'legacy', challenge: 'c-3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P', type: 'url_verification' }));
+    const res = await post(
+      sign({ token: 'legacy', challenge: 'c-3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P', type: 'url_verification' }),
+    );
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ challenge: 'c-3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P' });
     expect(await rows()).toEqual([]);
@@ -74,7 +89,11 @@ describe('Slack provider and verified handshakes', () => {
     const unsigned = await request(t.url).post('/webhooks/slack-acme').set('content-type', 'application/json').send(body);
     const forged = await post(signRequest('slack', 'not-the-secret', body));
     const stale = await post(sign(JSON.parse(body), new Date(Date.now() - 301_000)));
-    for (const [res, reason] of [[unsigned, 'missing_signature'], [forged, 'invalid_signature'], [stale, 'timestamp_out_of_tolerance']] as const) {
+    for (const [res, reason] of [
+      [unsigned, 'missing_signature'],
+      [forged, 'invalid_signature'],
+      [stale, 'timestamp_out_of_tolerance'],
+    ] as const) {
       expect(res.status).toBe(401);
       expect(res.body.reason).toBe(reason);
       expect(res.text).not.toContain(challenge);
@@ -91,8 +110,14 @@ describe('Slack provider and verified handshakes', () => {
   });
 
   it('expect on apiAppId and teamId: another app or workspace is acknowledged and ignored', async () => {
-    expect((await post(sign(eventCallback('Ev02', { api_app_id: 'A0OTHER' })))).body).toMatchObject({ status: 'ignored', reason: 'unexpected_source' });
-    expect((await post(sign(eventCallback('Ev03', { team_id: 'T0OTHER' })))).body).toMatchObject({ status: 'ignored', reason: 'unexpected_source' });
+    expect((await post(sign(eventCallback('Ev02', { api_app_id: 'A0OTHER' })))).body).toMatchObject({
+      status: 'ignored',
+      reason: 'unexpected_source',
+    });
+    expect((await post(sign(eventCallback('Ev03', { team_id: 'T0OTHER' })))).body).toMatchObject({
+      status: 'ignored',
+      reason: 'unexpected_source',
+    });
     expect((await rows()).map((r) => r.status_reason)).toEqual(['unexpected_source', 'unexpected_source']);
   });
 
@@ -113,7 +138,11 @@ describe('Slack provider and verified handshakes', () => {
 
   it("Slack's published example verifies (then is refused as a form body, not an event); one byte changed does not", async () => {
     t.clock.offsetMs = Number(SLACK_EXAMPLE.timestamp) * 1000 - Date.now();
-    const headers = { 'content-type': 'application/x-www-form-urlencoded', 'x-slack-request-timestamp': SLACK_EXAMPLE.timestamp, 'x-slack-signature': SLACK_EXAMPLE.signature };
+    const headers = {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-slack-request-timestamp': SLACK_EXAMPLE.timestamp,
+      'x-slack-signature': SLACK_EXAMPLE.signature,
+    };
     const verified = await request(t.url).post('/webhooks/slack-example').set(headers).send(SLACK_EXAMPLE.body);
     const changed = await request(t.url).post('/webhooks/slack-example').set(headers).send(SLACK_EXAMPLE.body.replace('foobar', 'foobaz'));
     expect([verified.status, verified.body.reason]).toEqual([400, 'malformed_json']);

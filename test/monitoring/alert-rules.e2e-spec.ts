@@ -10,7 +10,19 @@ const ROOT = resolve(__dirname, '../..');
 /** Series Prometheus makes itself for every target; the service cannot export them. */
 const PROMETHEUS_OWN = new Set(['up']);
 const PROMQL_WORDS = new Set([
-  'by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'and', 'or', 'unless', 'bool', 'offset', 'inf', 'nan',
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'and',
+  'or',
+  'unless',
+  'bool',
+  'offset',
+  'inf',
+  'nan',
 ]);
 
 interface Rule {
@@ -19,7 +31,9 @@ interface Rule {
   annotations: { runbook_url?: string };
 }
 
-const rules: Rule[] = parse(readFileSync(resolve(ROOT, 'deploy/prometheus/alerts.yml'), 'utf8')).groups.flatMap((g: { rules: Rule[] }) => g.rules);
+const rules: Rule[] = parse(readFileSync(resolve(ROOT, 'deploy/prometheus/alerts.yml'), 'utf8')).groups.flatMap(
+  (g: { rules: Rule[] }) => g.rules,
+);
 const dashboard = JSON.parse(readFileSync(resolve(ROOT, 'deploy/grafana/webhook-inbox.json'), 'utf8'));
 const dashboardExprs: string[] = [
   ...dashboard.panels.flatMap((p: { targets: { expr: string }[] }) => p.targets.map((t) => t.expr)),
@@ -56,8 +70,13 @@ function exported(text: string): Set<string> {
 
 describe('metric names: metricNames()', () => {
   it('reads the metrics of an expression and nothing else', () => {
-    expect(metricNames('sum by (endpoint) (increase(webhook_requests_total{outcome="accepted"}[1h] offset 1d)) > 10')).toEqual(['webhook_requests_total']);
-    expect(metricNames('histogram_quantile(0.99, sum by (le) (rate(x_seconds_bucket[5m]))) and on(instance) up == 0')).toEqual(['x_seconds_bucket', 'up']);
+    expect(metricNames('sum by (endpoint) (increase(webhook_requests_total{outcome="accepted"}[1h] offset 1d)) > 10')).toEqual([
+      'webhook_requests_total',
+    ]);
+    expect(metricNames('histogram_quantile(0.99, sum by (le) (rate(x_seconds_bucket[5m]))) and on(instance) up == 0')).toEqual([
+      'x_seconds_bucket',
+      'up',
+    ]);
     expect(metricNames('time() - max by (endpoint) (y_timestamp_seconds) > 6 * 3600')).toEqual(['y_timestamp_seconds']);
     expect(metricNames('label_values(outbox_relay_outcomes_total, destination)')).toEqual(['outbox_relay_outcomes_total']);
   });

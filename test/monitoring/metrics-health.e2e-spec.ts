@@ -51,7 +51,12 @@ describe('/metrics and /health', () => {
     expect(age2 - age1).toBeGreaterThanOrEqual(59);
     expect(age2 - age1).toBeLessThan(70);
     expect(gauge(second.text, 'webhook_requests_total', '{endpoint="stripe-acme",outcome="accepted",reason=""}')).toBe(3);
-    for (const name of ['outbox_backlog{status="pending"}', 'outbox_oldest_pending_age_seconds', 'outbox_unresolved', 'webhook_inbox_quarantined']) {
+    for (const name of [
+      'outbox_backlog{status="pending"}',
+      'outbox_oldest_pending_age_seconds',
+      'outbox_unresolved',
+      'webhook_inbox_quarantined',
+    ]) {
       expect(second.text).toContain(`\n${name} `);
     }
     expect(second.text).toContain('# TYPE webhook_accept_to_done_seconds histogram');

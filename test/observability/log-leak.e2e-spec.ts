@@ -22,7 +22,10 @@ const endpoints = [
 /** Accepted, duplicate, rejected (bad signature, stale, unknown endpoint) and admin calls: everything that logs. */
 async function fullRun(url: string, auth: { operator: string; viewer: string }, db: TestDatabase): Promise<string[]> {
   const signatures: string[] = [];
-  const stripe = signStripe(stripeEvent({ id: 'evt_leak_1', data: { object: { id: 'pi_1', receipt_email: PAYLOAD_MARKER } } }), STRIPE_SECRET);
+  const stripe = signStripe(
+    stripeEvent({ id: 'evt_leak_1', data: { object: { id: 'pi_1', receipt_email: PAYLOAD_MARKER } } }),
+    STRIPE_SECRET,
+  );
   signatures.push(...signatureValues(stripe.headers));
   expect((await request(url).post('/webhooks/stripe-acme').set(stripe.headers).send(stripe.body)).status).toBe(200);
   expect((await request(url).post('/webhooks/stripe-acme').set(stripe.headers).send(stripe.body)).status).toBe(200);
@@ -43,10 +46,29 @@ async function fullRun(url: string, auth: { operator: string; viewer: string }, 
   await db.query(`UPDATE webhook_inbox SET status = 'quarantined' WHERE id = $1`, [id]);
   expect((await request(url).get(`/admin/inbox/${id}`).set(op)).status).toBe(200);
   expect((await request(url).post(`/admin/inbox/${id}/replay`).set(op).send({ reason: 'leak test' })).status).toBe(200);
-  expect((await request(url).post(`/admin/inbox/${id}/replay`).set({ Authorization: `Bearer ${auth.viewer}` }).send({ reason: 'x' })).status).toBe(403);
-  expect((await request(url).get('/admin/inbox').set({ Authorization: `Bearer ${auth.operator}x` })).status).toBe(401);
+  expect(
+    (
+      await request(url)
+        .post(`/admin/inbox/${id}/replay`)
+        .set({ Authorization: `Bearer ${auth.viewer}` })
+        .send({ reason: 'x' })
+    ).status,
+  ).toBe(403);
+  expect(
+    (
+      await request(url)
+        .get('/admin/inbox')
+        .set({ Authorization: `Bearer ${auth.operator}x` })
+    ).status,
+  ).toBe(401);
   expect((await request(url).get('/admin/inbox?cursor=bad!').set(op)).status).toBe(400);
-  expect((await request(url).get('/metrics').set({ Authorization: `Bearer ${METRICS_TOKEN}` })).status).toBe(200);
+  expect(
+    (
+      await request(url)
+        .get('/metrics')
+        .set({ Authorization: `Bearer ${METRICS_TOKEN}` })
+    ).status,
+  ).toBe(200);
   expect((await request(url).get('/metrics').set({ Authorization: 'Bearer wrong-metrics-token' })).status).toBe(401);
   expect(signatures.length).toBe(3);
   return signatures;
@@ -100,7 +122,11 @@ describe('logs never carry secrets, tokens, signatures or payloads', () => {
     child.stdout!.on('data', (c) => (out += c));
     child.stderr!.on('data', (c) => (out += c));
     try {
-      await waitFor('the service to answer', async () => (await fetch(`http://127.0.0.1:${port}/health/live`).catch(() => undefined))?.ok === true, 60_000);
+      await waitFor(
+        'the service to answer',
+        async () => (await fetch(`http://127.0.0.1:${port}/health/live`).catch(() => undefined))?.ok === true,
+        60_000,
+      );
       const signatures = await fullRun(`http://127.0.0.1:${port}`, { operator: OPERATOR_TOKEN, viewer: VIEWER_TOKEN }, db);
       await waitFor('the /metrics log line', async () => out.includes('"path":"/metrics"'), 5_000);
       expectNoLeaks(out, signatures);

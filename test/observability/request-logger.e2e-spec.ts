@@ -20,7 +20,13 @@ describe('production logger', () => {
     const enterWith = jest.spyOn(AsyncLocalStorage.prototype, 'enterWith');
     try {
       expect((await request(t.url).get('/health/live')).status).toBe(200);
-      expect((await request(t.url).get('/admin/inbox').set({ Authorization: `Bearer ${OPERATOR_TOKEN}` })).status).toBe(200);
+      expect(
+        (
+          await request(t.url)
+            .get('/admin/inbox')
+            .set({ Authorization: `Bearer ${OPERATOR_TOKEN}` })
+        ).status,
+      ).toBe(200);
       expect((await request(t.url).get('/admin/inbox')).status).toBe(401);
       expect(run).not.toHaveBeenCalled();
       expect(enterWith).not.toHaveBeenCalled();

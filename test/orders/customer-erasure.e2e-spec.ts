@@ -8,7 +8,18 @@ import { runTsChild } from '../support/child-process';
 import { signStripe } from '../support/signers';
 import { TestDatabase } from '../support/test-database';
 import { OPERATOR_TOKEN, startTestApp, TestApp, useTestApp, VIEWER_TOKEN } from '../support/test-app';
-import { chargeRefundedEvent, drain, ENDPOINTS, inboxRow, orderRow, outboxRows, paymentIntentEvent, postStripe, STRIPE_SECRET, TENANT } from '../inbox/worker-fixtures';
+import {
+  chargeRefundedEvent,
+  drain,
+  ENDPOINTS,
+  inboxRow,
+  orderRow,
+  outboxRows,
+  paymentIntentEvent,
+  postStripe,
+  STRIPE_SECRET,
+  TENANT,
+} from '../inbox/worker-fixtures';
 
 const CLI = join(__dirname, '..', '..', 'src', 'cli', 'cli.ts');
 const op = { Authorization: `Bearer ${OPERATOR_TOKEN}` };
@@ -17,12 +28,19 @@ const op = { Authorization: `Bearer ${OPERATOR_TOKEN}` };
 describe('customer erasure: POST /admin/erasure and the CLI', () => {
   let db: TestDatabase;
   let t: TestApp;
-  useTestApp({ endpoints: ENDPOINTS, env: { PAYLOAD_KEYS: `k1:${randomBytes(32).toString('base64')}` } }, (started) => ({ db, t } = started));
+  useTestApp(
+    { endpoints: ENDPOINTS, env: { PAYLOAD_KEYS: `k1:${randomBytes(32).toString('base64')}` } },
+    (started) => ({ db, t } = started),
+  );
 
   const order = (id: string, customerEmail: string) =>
     t.app.get(OrdersService).create({ tenantId: TENANT, id, totalMinor: 1000, currency: 'eur', customerEmail });
   const stored = async (eventId: string) =>
-    (await db.query(`SELECT payload_sealed IS NOT NULL OR payload IS NOT NULL AS has_payload FROM webhook_inbox WHERE event_id = $1`, [eventId]))[0].has_payload;
+    (
+      await db.query(`SELECT payload_sealed IS NOT NULL OR payload IS NOT NULL AS has_payload FROM webhook_inbox WHERE event_id = $1`, [
+        eventId,
+      ])
+    )[0].has_payload;
 
   it('blanks the address, the recipient of unsent e-mail, and purges the payloads mentioning the customer; identities stay', async () => {
     await order('er-1', 'Ada@Example.com');
@@ -41,9 +59,20 @@ describe('customer erasure: POST /admin/erasure and the CLI', () => {
     ]);
 
     const body = { email: 'ADA@example.com', reason: 'GDPR request #42' };
-    expect((await request(t.url).post('/admin/erasure').set({ Authorization: `Bearer ${VIEWER_TOKEN}` }).send(body)).status).toBe(403);
+    expect(
+      (
+        await request(t.url)
+          .post('/admin/erasure')
+          .set({ Authorization: `Bearer ${VIEWER_TOKEN}` })
+          .send(body)
+      ).status,
+    ).toBe(403);
     expect((await request(t.url).post('/admin/erasure').set(op).send({ email: 'ada@example.com' })).body.reason).toBe('reason_required');
-    for (const bad of [{ reason: 'x' }, { email: 'ada@example.com', tenantId: TENANT, orderId: 'er-1', reason: 'x' }, { tenantId: TENANT, reason: 'x' }]) {
+    for (const bad of [
+      { reason: 'x' },
+      { email: 'ada@example.com', tenantId: TENANT, orderId: 'er-1', reason: 'x' },
+      { tenantId: TENANT, reason: 'x' },
+    ]) {
       expect((await request(t.url).post('/admin/erasure').set(op).send(bad)).body.reason).toBe('invalid_body');
     }
     const res = await request(t.url).post('/admin/erasure').set(op).send(body);
@@ -65,12 +94,18 @@ describe('customer erasure: POST /admin/erasure and the CLI', () => {
     expect(email).toMatchObject({ status: 'dead', last_error: 'erased' });
     expect(email.payload.to).toBe('');
     expect(erp).toMatchObject({ status: 'pending' });
-    expect([await stored(paid.id as string), await stored(failed.id as string), await stored(mentions.id as string)]).toEqual([false, false, false]);
+    expect([await stored(paid.id as string), await stored(failed.id as string), await stored(mentions.id as string)]).toEqual([
+      false,
+      false,
+      false,
+    ]);
     expect(await stored(other.id as string)).toBe(true);
     // Identity and digest stay: a resend is still a duplicate, not a new event.
     expect((await inboxRow(db, paid.id as string)).payload_sha256).toMatch(/^[0-9a-f]{64}$/);
     const signed = signStripe(paid, STRIPE_SECRET, Math.floor(t.clock.now().getTime() / 1000));
-    expect((await request(t.url).post('/webhooks/stripe-acme').set(signed.headers).send(signed.body)).body).toMatchObject({ status: 'duplicate' });
+    expect((await request(t.url).post('/webhooks/stripe-acme').set(signed.headers).send(signed.body)).body).toMatchObject({
+      status: 'duplicate',
+    });
 
     // Audited with its reason, never with the address.
     const audit = await db.query(`SELECT action, target, reason, details FROM admin_audit WHERE action LIKE 'customer.%' ORDER BY id`);
@@ -79,7 +114,13 @@ describe('customer erasure: POST /admin/erasure and the CLI', () => {
       ['customer.erase_payloads', 'customer:by-email', 'GDPR request #42'],
     ]);
     expect(audit[0].details).toMatchObject({ orders: ['acme/er-1', 'acme/er-2'] });
-    expect((await db.query(`SELECT count(*)::int AS n FROM admin_audit WHERE (target || reason || coalesce(details::text, '')) ILIKE '%ada@example%'`))[0].n).toBe(0);
+    expect(
+      (
+        await db.query(
+          `SELECT count(*)::int AS n FROM admin_audit WHERE (target || reason || coalesce(details::text, '')) ILIKE '%ada@example%'`,
+        )
+      )[0].n,
+    ).toBe(0);
 
     // A later refund of the erased order reaches the ERP, and no e-mail is written for it.
     await postStripe(t, chargeRefundedEvent({ orderId: 'er-1' }));
@@ -91,20 +132,33 @@ describe('customer erasure: POST /admin/erasure and the CLI', () => {
     ]);
 
     // Again: nothing more to erase.
-    expect((await request(t.url).post('/admin/erasure').set(op).send(body)).body).toMatchObject({ payloadsPurged: 0, recipientsBlanked: 0 });
+    expect((await request(t.url).post('/admin/erasure').set(op).send(body)).body).toMatchObject({
+      payloadsPurged: 0,
+      recipientsBlanked: 0,
+    });
   });
 
   it('by order, from the CLI', async () => {
-    const result = await runTsChild(CLI, ['erase', '--order', `${TENANT}/er-3`, '--reason', 'customer asked', '--url', t.url, '--token', OPERATOR_TOKEN]);
+    const result = await runTsChild(CLI, [
+      'erase',
+      '--order',
+      `${TENANT}/er-3`,
+      '--reason',
+      'customer asked',
+      '--url',
+      t.url,
+      '--token',
+      OPERATOR_TOKEN,
+    ]);
     expect(result.code).toBe(0);
     expect(result.output).toContain('"payloadsPurged": 1');
     expect((await orderRow(db, 'er-3')).customer_email).toBe('');
     // Left: only the refund of er-1 that arrived after the first erasure (an erasure acts on what is stored).
     const left = await db.query(`SELECT event_type FROM webhook_inbox WHERE payload IS NOT NULL OR payload_sealed IS NOT NULL`);
     expect(left).toEqual([{ event_type: 'charge.refunded' }]);
-    expect((await runTsChild(CLI, ['erase', '--order', 'no-slash', '--reason', 'x', '--url', t.url, '--token', OPERATOR_TOKEN])).output).toContain(
-      'erase needs --email <address> or --order <tenant>/<orderId>',
-    );
+    expect(
+      (await runTsChild(CLI, ['erase', '--order', 'no-slash', '--reason', 'x', '--url', t.url, '--token', OPERATOR_TOKEN])).output,
+    ).toContain('erase needs --email <address> or --order <tenant>/<orderId>');
   }, 60_000);
 });
 
@@ -127,7 +181,11 @@ describe('customer erasure with work still open', () => {
     (e.data as any).object.receipt_email = email;
     return e;
   };
-  const erase = (body: object) => request(t.url).post('/admin/erasure').set(op).send({ reason: 'GDPR request', ...body });
+  const erase = (body: object) =>
+    request(t.url)
+      .post('/admin/erasure')
+      .set(op)
+      .send({ reason: 'GDPR request', ...body });
   /** The stored payload as the worker would read it (null: purged). */
   const payloadOf = async (eventId: string) => {
     const row = await inboxRow(db, eventId);
@@ -146,13 +204,23 @@ describe('customer erasure with work still open', () => {
 
     const res = await erase({ email: 'an@example.com' });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ dryRun: false, orders: [{ tenantId: TENANT, orderId: 'o-11' }], payloadsPurged: 0, payloadsRedacted: 1, unreadable: [], complete: true });
+    expect(res.body).toMatchObject({
+      dryRun: false,
+      orders: [{ tenantId: TENANT, orderId: 'o-11' }],
+      payloadsPurged: 0,
+      payloadsRedacted: 1,
+      unreadable: [],
+      complete: true,
+    });
     expect((await payloadOf(jan.id as string)).data.object.receipt_email).toBe('jan@example.com');
     expect((await payloadOf(an.id as string)).data.object).toMatchObject({ receipt_email: '', metadata: { order_id: 'o-11' } });
     expect((await orderRow(db, 'o-10')).customer_email).toBe('jan@example.com');
 
     await drain(t);
-    expect(await db.query(`SELECT status FROM webhook_inbox WHERE event_id = ANY($1) ORDER BY id`, [[jan.id, an.id]])).toEqual([{ status: 'done' }, { status: 'done' }]);
+    expect(await db.query(`SELECT status FROM webhook_inbox WHERE event_id = ANY($1) ORDER BY id`, [[jan.id, an.id]])).toEqual([
+      { status: 'done' },
+      { status: 'done' },
+    ]);
     expect([(await orderRow(db, 'o-10')).status, (await orderRow(db, 'o-11')).status]).toEqual(['paid', 'paid']);
   });
 
@@ -172,7 +240,13 @@ describe('customer erasure with work still open', () => {
     const before = await db.query(`SELECT id, payload_sealed FROM webhook_inbox ORDER BY id`);
 
     const dry = await erase({ email: 'eve@example.com', dryRun: true });
-    expect(dry.body).toMatchObject({ dryRun: true, orders: [{ tenantId: TENANT, orderId: 'o-20' }], payloadsPurged: 2, payloadsRedacted: 3, complete: true });
+    expect(dry.body).toMatchObject({
+      dryRun: true,
+      orders: [{ tenantId: TENANT, orderId: 'o-20' }],
+      payloadsPurged: 2,
+      payloadsRedacted: 3,
+      complete: true,
+    });
     expect(await db.query(`SELECT id, payload_sealed FROM webhook_inbox ORDER BY id`)).toEqual(before);
     expect((await orderRow(db, 'o-20')).customer_email).toBe('eve@example.com');
     const [dryAudit] = await db.query(`SELECT id::text, action FROM admin_audit WHERE action LIKE 'customer.%' ORDER BY id DESC LIMIT 1`);
@@ -184,7 +258,10 @@ describe('customer erasure with work still open', () => {
     for (const status of ['pending', 'processing', 'quarantined']) {
       const row = await inboxRow(db, byStatus[status].id as string);
       expect([row.status, row.payload_key_id]).toEqual([status, 'k1']);
-      expect((await payloadOf(byStatus[status].id as string)).data.object).toMatchObject({ receipt_email: '', metadata: { order_id: `other-${status}` } });
+      expect((await payloadOf(byStatus[status].id as string)).data.object).toMatchObject({
+        receipt_email: '',
+        metadata: { order_id: `other-${status}` },
+      });
     }
     // The quarantined event is still replayable: its payload is there.
     const quarantinedId = (await inboxRow(db, byStatus.quarantined.id as string)).id;
@@ -198,20 +275,31 @@ describe('customer erasure with work still open', () => {
     const row = await inboxRow(db, event.id as string);
     // Sealed by an instance that already has the next key (mid-rotation).
     const rotated = new InboxPayloads(new KeyRing([k0])).store(row.source_scope, row.event_id, JSON.stringify(event));
-    await db.query(`UPDATE webhook_inbox SET payload_sealed = $2, payload_key_id = 'k0', status = 'done', completed_at = now() WHERE id = $1`, [
-      row.id,
-      rotated.payload_sealed,
-    ]);
+    await db.query(
+      `UPDATE webhook_inbox SET payload_sealed = $2, payload_key_id = 'k0', status = 'done', completed_at = now() WHERE id = $1`,
+      [row.id, rotated.payload_sealed],
+    );
 
     const res = await erase({ email: 'mo@example.com' });
-    expect(res.body).toMatchObject({ payloadsPurged: 0, complete: false, unreadable: [{ id: String(row.id), keyId: 'k0', reason: 'payload_key_unknown' }] });
+    expect(res.body).toMatchObject({
+      payloadsPurged: 0,
+      complete: false,
+      unreadable: [{ id: String(row.id), keyId: 'k0', reason: 'payload_key_unknown' }],
+    });
     expect((await inboxRow(db, event.id as string)).payload_key_id).toBe('k0');
     const [audit] = await db.query(`SELECT action, details FROM admin_audit WHERE action = 'customer.erase_incomplete'`);
     expect(audit.details.unreadable).toEqual([{ id: String(row.id), keyId: 'k0', reason: 'payload_key_unknown' }]);
 
-    const withKey = await startTestApp({ endpoints: ENDPOINTS, databaseUrl: db.url, env: { PAYLOAD_KEYS: `${k1},k0:${k0.key.toString('base64')}` } });
+    const withKey = await startTestApp({
+      endpoints: ENDPOINTS,
+      databaseUrl: db.url,
+      env: { PAYLOAD_KEYS: `${k1},k0:${k0.key.toString('base64')}` },
+    });
     try {
-      const again = await request(withKey.url).post('/admin/erasure').set(op).send({ email: 'mo@example.com', reason: 'GDPR request, key loaded' });
+      const again = await request(withKey.url)
+        .post('/admin/erasure')
+        .set(op)
+        .send({ email: 'mo@example.com', reason: 'GDPR request, key loaded' });
       expect(again.body).toMatchObject({ payloadsPurged: 1, unreadable: [], complete: true });
       expect((await inboxRow(db, event.id as string)).payload_sealed).toBeNull();
     } finally {

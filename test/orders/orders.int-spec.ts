@@ -20,7 +20,14 @@ describe('OrdersService create/get', () => {
 
   it('creates an awaiting order with a lower-case currency and reads it back', async () => {
     const created = await orders.create({ ...base, id: 'o1' });
-    expect(created).toMatchObject({ tenantId: 'acme', id: 'o1', status: 'awaiting_payment', totalMinor: 1999, currency: 'eur', providerPaymentId: null });
+    expect(created).toMatchObject({
+      tenantId: 'acme',
+      id: 'o1',
+      status: 'awaiting_payment',
+      totalMinor: 1999,
+      currency: 'eur',
+      providerPaymentId: null,
+    });
     expect(await orders.get('acme', 'o1')).toEqual(created);
   });
 

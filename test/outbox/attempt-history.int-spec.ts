@@ -30,7 +30,13 @@ describe('outbox attempt history (real PostgreSQL, fake ERP)', () => {
     erp = await startFakeErp();
     t = await startTestApp({
       databaseUrl: db.url,
-      env: { ERP_URL: erp.url, RELAY_TIMEOUT_MS: '800', RELAY_LEASE_MS: '5000', RETRY_BASE_MS: String(RETRY_MS), RETRY_MAX_MS: String(RETRY_MS) },
+      env: {
+        ERP_URL: erp.url,
+        RELAY_TIMEOUT_MS: '800',
+        RELAY_LEASE_MS: '5000',
+        RETRY_BASE_MS: String(RETRY_MS),
+        RETRY_MAX_MS: String(RETRY_MS),
+      },
     });
     relay = t.app.get(OutboxRelay);
   });

@@ -20,11 +20,35 @@ function certificates(): Record<'ca' | 'serverKey' | 'serverCert' | 'clientKey' 
   const key = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
   run('req', '-x509', ...key, '-keyout', f('ca.key'), '-out', f('ca.crt'), '-days', '1', '-subj', '/CN=test-ca');
   writeFileSync(f('server.ext'), 'subjectAltName=IP:127.0.0.1\n');
-  for (const [name, subject, ext] of [['server', '/CN=127.0.0.1', ['-extfile', f('server.ext')]], ['client', '/CN=webhook-inbox', []]] as const) {
+  for (const [name, subject, ext] of [
+    ['server', '/CN=127.0.0.1', ['-extfile', f('server.ext')]],
+    ['client', '/CN=webhook-inbox', []],
+  ] as const) {
     run('req', ...key, '-keyout', f(`${name}.key`), '-out', f(`${name}.csr`), '-subj', subject);
-    run('x509', '-req', '-in', f(`${name}.csr`), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-CAcreateserial', '-out', f(`${name}.crt`), '-days', '1', ...ext);
+    run(
+      'x509',
+      '-req',
+      '-in',
+      f(`${name}.csr`),
+      '-CA',
+      f('ca.crt'),
+      '-CAkey',
+      f('ca.key'),
+      '-CAcreateserial',
+      '-out',
+      f(`${name}.crt`),
+      '-days',
+      '1',
+      ...ext,
+    );
   }
-  return { ca: f('ca.crt'), serverKey: f('server.key'), serverCert: f('server.crt'), clientKey: f('client.key'), clientCert: f('client.crt') };
+  return {
+    ca: f('ca.crt'),
+    serverKey: f('server.key'),
+    serverCert: f('server.crt'),
+    clientKey: f('client.key'),
+    clientCert: f('client.crt'),
+  };
 }
 
 describe('outbound credentials: bearer from a named variable, Standard Webhooks signing, client certificate', () => {
@@ -33,7 +57,10 @@ describe('outbound credentials: bearer from a named variable, Standard Webhooks 
   const apps: TestApp[] = [];
 
   const start = async (env: Record<string, string>) => {
-    const t = await startTestApp({ databaseUrl: db.url, env: { EMAIL_URL: email.sendUrl, RELAY_TIMEOUT_MS: '2000', RELAY_LEASE_MS: '10000', ...env } });
+    const t = await startTestApp({
+      databaseUrl: db.url,
+      env: { EMAIL_URL: email.sendUrl, RELAY_TIMEOUT_MS: '2000', RELAY_LEASE_MS: '10000', ...env },
+    });
     apps.push(t);
     return t;
   };
@@ -109,7 +136,12 @@ describe('outbound credentials: bearer from a named variable, Standard Webhooks 
       expect(erp.requests).toHaveLength(0);
       await db.query('DELETE FROM outbox');
 
-      const withCert = await start({ ERP_URL: erp.url, ERP_TLS_CA_FILE: c.ca, ERP_TLS_CERT_FILE: c.clientCert, ERP_TLS_KEY_FILE: c.clientKey });
+      const withCert = await start({
+        ERP_URL: erp.url,
+        ERP_TLS_CA_FILE: c.ca,
+        ERP_TLS_CERT_FILE: c.clientCert,
+        ERP_TLS_KEY_FILE: c.clientKey,
+      });
       const key = await insertErpRow(db, 'o-cert');
       await withCert.app.get(OutboxRelay).runOnce();
       expect(await outboxRow(db, key)).toMatchObject({ status: 'delivered' });

@@ -99,7 +99,9 @@ describe('destination circuit, Retry-After pause and rate limit across two relay
     expect(beforeOpen).toBeGreaterThanOrEqual(FAILURES);
     expect(beforeOpen).toBeLessThanOrEqual(FAILURES + CONCURRENCY - 1);
     expect(await circuit()).toMatchObject({ circuit: 'open' });
-    const listed = await request(apps[1].url).get('/admin/destinations').set({ Authorization: `Bearer ${VIEWER_TOKEN}` });
+    const listed = await request(apps[1].url)
+      .get('/admin/destinations')
+      .set({ Authorization: `Bearer ${VIEWER_TOKEN}` });
     expect(listed.status).toBe(200);
     expect(listed.body.items.find((d: { name: string }) => d.name === 'erp')).toMatchObject({
       registered: true,
@@ -144,7 +146,9 @@ describe('destination circuit, Retry-After pause and rate limit across two relay
     await relays[0].runOnce();
     const { paused_until } = await circuit();
     expect(paused_until).not.toBeNull();
-    const listed = await request(apps[1].url).get('/admin/destinations').set({ Authorization: `Bearer ${VIEWER_TOKEN}` });
+    const listed = await request(apps[1].url)
+      .get('/admin/destinations')
+      .set({ Authorization: `Bearer ${VIEWER_TOKEN}` });
     expect(listed.body.items.find((d: { name: string }) => d.name === 'erp')).toMatchObject({ paused: true, circuit: { state: 'closed' } });
     expect((await request(apps[1].url).get('/metrics')).text).toMatch(/outbox_destination_paused_seconds\{destination="erp"\} [1-5]/);
     await insertErpEntries(20, 'later-');

@@ -18,7 +18,11 @@ describe("fairness: one tenant's backlog at a destination does not delay another
 
     const claim = (relay: string) => t.app.get(OutboxRepository).claim(relay, t.clock.now(), 30_000, new Map([['erp', 10]]), 64);
     const first = await claim('relay:1');
-    const keys = (tenant: string, c: typeof first) => c.entries.filter((e) => e.tenantId === tenant).map((e) => e.operationKey).sort();
+    const keys = (tenant: string, c: typeof first) =>
+      c.entries
+        .filter((e) => e.tenantId === tenant)
+        .map((e) => e.operationKey)
+        .sort();
     expect(keys('bravo', first)).toEqual(others.sort());
     expect(keys('acme', first)).toEqual(backlog.slice(0, 8).sort());
 

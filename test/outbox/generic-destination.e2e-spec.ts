@@ -16,7 +16,12 @@ import { outboxRow } from './outbox-rows';
 @DestinationFor('loyalty', { concurrency: 2 })
 class LoyaltyDestination extends HttpDestination {
   deliver(entry: OutboxEntry, options: DeliveryOptions): Promise<DeliveryResult> {
-    return this.post('/events', entry, () => JSON.stringify({ customerId: entry.payload.customerId, paidAt: entry.payload.paidAt }), options);
+    return this.post(
+      '/events',
+      entry,
+      () => JSON.stringify({ customerId: entry.payload.customerId, paidAt: entry.payload.paidAt }),
+      options,
+    );
   }
 
   async queryOutcome(key: string, options: DeliveryOptions): Promise<OperationOutcome> {

@@ -30,7 +30,13 @@ describe('outbox: entries handed over to the relay of the instance that writes t
     db = await createTestDatabase();
     erp = await startFakeErp();
     email = await startFakeEmail();
-    const env = { ERP_URL: erp.url, EMAIL_URL: email.sendUrl, RELAY_LEASE_MS: String(LEASE_MS), RELAY_POLL_MS: '600000', RELAY_TIMEOUT_MS: '800' };
+    const env = {
+      ERP_URL: erp.url,
+      EMAIL_URL: email.sendUrl,
+      RELAY_LEASE_MS: String(LEASE_MS),
+      RELAY_POLL_MS: '600000',
+      RELAY_TIMEOUT_MS: '800',
+    };
     scheduled = await startTestApp({ databaseUrl: db.url, env: { ...env, ROLES: 'api,relay' } });
     other = await startTestApp({ databaseUrl: db.url, env });
     // The scheduled relay's first round has read every destination's shared state.
@@ -53,7 +59,11 @@ describe('outbox: entries handed over to the relay of the instance that writes t
 
   /** The business transaction's write through the real writer; `more` runs in the same transaction after it. */
   function transition(t: TestApp, orderId: string, to: 'paid' | 'refunded', more?: (tx: UnitOfWork) => Promise<unknown>): Promise<unknown> {
-    const effects = effectsOf(order(orderId), to, { paymentId: `pi_${orderId}`, occurredAt: '2026-12-01T10:00:00.000Z', sourceEventId: '1' });
+    const effects = effectsOf(order(orderId), to, {
+      paymentId: `pi_${orderId}`,
+      occurredAt: '2026-12-01T10:00:00.000Z',
+      sourceEventId: '1',
+    });
     return runInTransaction(t.app.get(DataSource), async (tx) => {
       await t.app.get(OutboxWriter).write(tx, effects);
       await more?.(tx);
@@ -91,17 +101,25 @@ describe('outbox: entries handed over to the relay of the instance that writes t
       `SELECT a.lease, a.attempt, a.outcome FROM outbox_attempts a JOIN outbox o ON o.id = a.outbox_id WHERE o.operation_key = $1`,
       [paid('h1')],
     );
-    expect(history).toEqual([{ lease: expect.stringMatching(new RegExp(`^${relay(scheduled).relayId}:`)), attempt: 1, outcome: 'delivered' }]);
+    expect(history).toEqual([
+      { lease: expect.stringMatching(new RegExp(`^${relay(scheduled).relayId}:`)), attempt: 1, outcome: 'delivered' },
+    ]);
   });
 
   it('entries a rolled-back savepoint undid are never sent; the rest of the transaction is', async () => {
     await transition(scheduled, 'h2', 'paid', async (tx) => {
       await tx.query('SAVEPOINT undone');
-      const effects = effectsOf(order('h2-undone'), 'paid', { paymentId: 'pi_x', occurredAt: '2026-12-01T10:00:00.000Z', sourceEventId: '1' });
+      const effects = effectsOf(order('h2-undone'), 'paid', {
+        paymentId: 'pi_x',
+        occurredAt: '2026-12-01T10:00:00.000Z',
+        sourceEventId: '1',
+      });
       await scheduled.app.get(OutboxWriter).write(tx, effects);
       await tx.query('ROLLBACK TO SAVEPOINT undone');
     });
-    await waitFor('the kept entries delivered', async () => (await rows([paid('h2'), receipt('h2')])).every((r) => r.status === 'delivered'));
+    await waitFor('the kept entries delivered', async () =>
+      (await rows([paid('h2'), receipt('h2')])).every((r) => r.status === 'delivered'),
+    );
     expect(await rows([paid('h2-undone'), receipt('h2-undone')])).toEqual([]);
     expect(erp.posts().filter((r) => r.key === paid('h2-undone'))).toEqual([]);
     expect(email.posts().filter((r) => r.key === receipt('h2-undone'))).toEqual([]);
@@ -123,8 +141,13 @@ describe('outbox: entries handed over to the relay of the instance that writes t
     erp.release(200);
     await waitFor('the paid operation delivered', async () => (await rows([paid('h3')]))[0].status === 'delivered');
     await pollPastHold();
-    await waitFor('both ERP operations delivered', async () => (await rows([paid('h3'), refunded('h3')])).every((r) => r.status === 'delivered'));
-    const sent = erp.posts().map((r) => r.key).filter((k) => k?.endsWith(':h3'));
+    await waitFor('both ERP operations delivered', async () =>
+      (await rows([paid('h3'), refunded('h3')])).every((r) => r.status === 'delivered'),
+    );
+    const sent = erp
+      .posts()
+      .map((r) => r.key)
+      .filter((k) => k?.endsWith(':h3'));
     expect(sent).toEqual([paid('h3'), refunded('h3')]);
   });
 
@@ -145,11 +168,18 @@ describe('outbox: entries handed over to the relay of the instance that writes t
     await waitFor('the paid operation delivered', async () => (await rows([paid('h7')]))[0].status === 'delivered');
     await pollPastHold();
     await waitFor('the refund delivered', async () => (await rows([refunded('h7')]))[0].status === 'delivered');
-    expect(erp.posts().map((r) => r.key).filter((k) => k?.endsWith(':h7'))).toEqual([paid('h7'), refunded('h7')]);
+    expect(
+      erp
+        .posts()
+        .map((r) => r.key)
+        .filter((k) => k?.endsWith(':h7')),
+    ).toEqual([paid('h7'), refunded('h7')]);
   });
 
   it('a destination whose shared state does not admit it at once (circuit open) gets its entries pending; the others are handed over', async () => {
-    await db.query(`UPDATE outbox_destinations SET circuit = 'open', retry_at = now() + interval '1 hour', version = version + 1 WHERE destination = 'erp'`);
+    await db.query(
+      `UPDATE outbox_destinations SET circuit = 'open', retry_at = now() + interval '1 hour', version = version + 1 WHERE destination = 'erp'`,
+    );
     await relay(scheduled).runOnce(); // a round reads the shared state
     try {
       await transition(scheduled, 'h4', 'paid');
@@ -190,7 +220,11 @@ describe('outbox: entries handed over to the relay of the instance that writes t
     }
     const held = await rows([paid('h5'), receipt('h5')]);
     expect(held).toEqual([
-      expect.objectContaining({ status: 'delivering', attempts: 1, locked_by: expect.stringMatching(new RegExp(`^${relay(scheduled).relayId}:`)) }),
+      expect.objectContaining({
+        status: 'delivering',
+        attempts: 1,
+        locked_by: expect.stringMatching(new RegExp(`^${relay(scheduled).relayId}:`)),
+      }),
       expect.objectContaining({ status: 'delivering', attempts: 1, locked_by: held[0].locked_by }),
     ]);
 

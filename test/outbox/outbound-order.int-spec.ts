@@ -52,7 +52,11 @@ describe('outbound order: each destination receives an order operations in the o
 
   /** The business transaction's write, through the real writer (the order's row lock is the caller's; here one writer at a time). */
   async function transition(orderId: string, to: 'paid' | 'refunded'): Promise<void> {
-    const effects = effectsOf(order(orderId), to, { paymentId: `pi_${orderId}`, occurredAt: '2026-12-01T10:00:00.000Z', sourceEventId: '1' });
+    const effects = effectsOf(order(orderId), to, {
+      paymentId: `pi_${orderId}`,
+      occurredAt: '2026-12-01T10:00:00.000Z',
+      sourceEventId: '1',
+    });
     await runInTransaction(t.app.get(DataSource), (tx) => t.app.get(OutboxWriter).write(tx, effects));
   }
 
@@ -92,7 +96,9 @@ describe('outbound order: each destination receives an order operations in the o
     expect(erp.posts(paid('o-1')).length).toBeGreaterThanOrEqual(2);
     // The email of the refund follows its own predecessor (the receipt, delivered), not the ERP's.
     expect(email.posts('email:refund:acme:o-1')).toHaveLength(1);
-    const held = await request(t.url).get(`/admin/outbox/${await entryId(refunded('o-1'))}`).set(op);
+    const held = await request(t.url)
+      .get(`/admin/outbox/${await entryId(refunded('o-1'))}`)
+      .set(op);
     expect(held.body).toMatchObject({ status: 'pending', attempts: 0, heldBy: await entryId(paid('o-1')), aggregate: 'order:o-1' });
 
     erp.failAlways(undefined);
@@ -124,7 +130,10 @@ describe('outbound order: each destination receives an order operations in the o
     const metrics = await request(t.url).get('/metrics');
     expect(metrics.text).toMatch(/outbox_backlog\{status="held"\} 1/);
 
-    const retry = await request(t.url).post(`/admin/outbox/${await entryId(paid('o-2'))}/retry`).set(op).send({ reason: 'ERP mapping fixed' });
+    const retry = await request(t.url)
+      .post(`/admin/outbox/${await entryId(paid('o-2'))}/retry`)
+      .set(op)
+      .send({ reason: 'ERP mapping fixed' });
     expect(retry.status).toBe(200);
     await relay.runOnce();
     await relay.runOnce();
@@ -162,7 +171,10 @@ describe('outbound order: each destination receives an order operations in the o
     expect(await outboxRow(db, refunded('o-held'))).toMatchObject({ status: 'pending' });
     expect(await outboxRow(db, paid('o-free'))).toMatchObject({ status: 'delivered' });
     expect(await outboxRow(db, refunded('o-free'))).toMatchObject({ status: 'delivered' });
-    const free = erp.posts().filter((r) => r.key!.endsWith(':o-free')).map((r) => r.key);
+    const free = erp
+      .posts()
+      .filter((r) => r.key!.endsWith(':o-free'))
+      .map((r) => r.key);
     expect(free).toEqual([paid('o-free'), refunded('o-free')]);
   });
 

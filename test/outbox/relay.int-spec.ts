@@ -161,7 +161,12 @@ describe('outbox relay (real PostgreSQL, fake ERP and email API)', () => {
       expect(await outboxRow(db, key)).toMatchObject({ status: 'pending', attempts: i, outcome_unknown: true });
       await laterRound();
     }
-    expect(await outboxRow(db, key)).toMatchObject({ status: 'unresolved', attempts: MAX_ATTEMPTS, outcome_unknown: true, locked_by: null });
+    expect(await outboxRow(db, key)).toMatchObject({
+      status: 'unresolved',
+      attempts: MAX_ATTEMPTS,
+      outcome_unknown: true,
+      locked_by: null,
+    });
     const seen = erp.requests.length;
     expect(seen).toBe(MAX_ATTEMPTS); // one POST, then one outcome query per attempt
     expect(erp.posts(key)).toHaveLength(1);
@@ -218,7 +223,11 @@ describe('outbox relay (real PostgreSQL, fake ERP and email API)', () => {
     for (const key of keys) if ((await outboxRow(db, key)).status === 'pending') pending.push(key);
     expect(pending).toHaveLength(1);
     const [late] = pending;
-    expect(await outboxRow(db, late)).toMatchObject({ attempts: 0, last_error: 'deferred: the round ran out of lease time', locked_by: null });
+    expect(await outboxRow(db, late)).toMatchObject({
+      attempts: 0,
+      last_error: 'deferred: the round ran out of lease time',
+      locked_by: null,
+    });
     expect(email.posts(late)).toHaveLength(0);
     await relay.runOnce();
     expect(await outboxRow(db, late)).toMatchObject({ status: 'delivered', attempts: 1 });

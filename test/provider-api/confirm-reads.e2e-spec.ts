@@ -74,12 +74,17 @@ describe('confirm reads: the provider decides before paid and refunded', () => {
     expect(stripe.callsTo('/v1/payment_intents/pi_c1').length - before).toBe(1);
     const row = await inboxRow(db, event.id as string);
     expect(row).toMatchObject({ status: 'done', attempts: 0 });
-    expect(row.confirmation).toMatchObject({ object: 'payment_intent', id: 'pi_c1', found: true, state: { status: 'succeeded', amount: 4200, currency: 'eur' } });
+    expect(row.confirmation).toMatchObject({
+      object: 'payment_intent',
+      id: 'pi_c1',
+      found: true,
+      state: { status: 'succeeded', amount: 4200, currency: 'eur' },
+    });
     expect(await orderRow(db, 'c1')).toMatchObject({ status: 'paid' });
     expect((await outboxRows(db, 'c1')).length).toBe(2);
   });
 
-  it('quarantines when the provider\'s amount differs from the order, whatever the body says', async () => {
+  it("quarantines when the provider's amount differs from the order, whatever the body says", async () => {
     await createOrder(t, 'c2', 1000, 'eur');
     stripe.addPayment('pi_c2', { amount: 900, currency: 'eur', orderId: 'c2' });
     const event = paymentIntentEvent('payment_intent.succeeded', { orderId: 'c2', amount: 1000 });
@@ -107,7 +112,11 @@ describe('confirm reads: the provider decides before paid and refunded', () => {
     const event = paymentIntentEvent('payment_intent.succeeded', { orderId: 'c4', amount: 1000 });
     await postStripe(t, event);
     await worker(t).runOnce();
-    expect(await inboxRow(db, event.id as string)).toMatchObject({ status: 'pending', attempts: 1, last_error: 'TransientError: payment_not_confirmed' });
+    expect(await inboxRow(db, event.id as string)).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      last_error: 'TransientError: payment_not_confirmed',
+    });
     expect(await orderRow(db, 'c4')).toMatchObject({ status: 'awaiting_payment' });
 
     stripe.paymentIntents.get('pi_c4')!.status = 'succeeded';
@@ -152,7 +161,7 @@ describe('confirm reads: the provider decides before paid and refunded', () => {
     expect(await orderRow(db, 'c6')).toMatchObject({ status: 'refunded' });
   });
 
-  it('the API down for longer than every attempt\'s backoff leaves the event pending, unattempted, and applies nothing', async () => {
+  it("the API down for longer than every attempt's backoff leaves the event pending, unattempted, and applies nothing", async () => {
     await createOrder(t, 'c7', 1000, 'eur');
     stripe.addPayment('pi_c7', { amount: 1000, currency: 'eur', orderId: 'c7' });
     const event = paymentIntentEvent('payment_intent.succeeded', { orderId: 'c7', amount: 1000 });
@@ -176,7 +185,7 @@ describe('confirm reads: the provider decides before paid and refunded', () => {
     expect((await outboxRows(db, 'c7')).length).toBe(2);
   });
 
-  it('honours a 429\'s Retry-After: the event is due again no sooner', async () => {
+  it("honours a 429's Retry-After: the event is due again no sooner", async () => {
     await createOrder(t, 'c8', 1000, 'eur');
     stripe.addPayment('pi_c8', { amount: 1000, currency: 'eur', orderId: 'c8' });
     const event = paymentIntentEvent('payment_intent.succeeded', { orderId: 'c8', amount: 1000 });
@@ -202,7 +211,11 @@ describe('confirm reads: the provider decides before paid and refunded', () => {
     stripe.keys.clear();
     const from = t.logs.lines.length;
     await worker(t).runOnce();
-    expect(await inboxRow(db, event.id as string)).toMatchObject({ status: 'pending', attempts: 0, last_error: 'provider_credentials_refused (401)' });
+    expect(await inboxRow(db, event.id as string)).toMatchObject({
+      status: 'pending',
+      attempts: 0,
+      last_error: 'provider_credentials_refused (401)',
+    });
     const lines = t.logs.lines.slice(from).filter((l) => l.includes('refused the endpoint'));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain('stripe-acme');
@@ -222,7 +235,13 @@ describe('confirm reads: one budget per key, shared through the database', () =>
     t = await startTestApp({
       databaseUrl: db.url,
       endpoints: [
-        { id: 'stripe-acme', provider: 'stripe', tenantId: TENANT, secrets: [{ label: 'current', value: STRIPE_SECRET }], api: { env: 'K', baseUrl: stripe.url } },
+        {
+          id: 'stripe-acme',
+          provider: 'stripe',
+          tenantId: TENANT,
+          secrets: [{ label: 'current', value: STRIPE_SECRET }],
+          api: { env: 'K', baseUrl: stripe.url },
+        },
       ],
       env: { K: API_KEY, PROVIDER_API_READS_PER_SECOND: '10', WORKER_MAX_ATTEMPTS: '2' },
     });
@@ -233,7 +252,7 @@ describe('confirm reads: one budget per key, shared through the database', () =>
     await db.drop();
   });
 
-  it('reads what the budget grants, hands the rest back at the key\'s rate, never as an attempt', async () => {
+  it("reads what the budget grants, hands the rest back at the key's rate, never as an attempt", async () => {
     const ids = Array.from({ length: 12 }, (_, i) => `b${i}`);
     for (const id of ids) {
       await createOrder(t, id, 1000, 'eur');

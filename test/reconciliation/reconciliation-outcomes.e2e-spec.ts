@@ -17,7 +17,16 @@ function event(fields: Partial<StripeEventObject> = {}): StripeEventObject {
     livemode: false,
     type: 'payment_intent.succeeded',
     pending_webhooks: 1,
-    data: { object: { id: `pi_out${seq}`, object: 'payment_intent', amount: 100, currency: 'eur', status: 'succeeded', metadata: { order_id: `out${seq}` } } },
+    data: {
+      object: {
+        id: `pi_out${seq}`,
+        object: 'payment_intent',
+        amount: 100,
+        currency: 'eur',
+        status: 'succeeded',
+        metadata: { order_id: `out${seq}` },
+      },
+    },
     ...fields,
   };
 }

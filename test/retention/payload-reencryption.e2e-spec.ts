@@ -34,9 +34,11 @@ describe('payload key rotation and re-encryption', () => {
     return event.id as string;
   };
   const keysOf = async () =>
-    (await db.query(`SELECT coalesce(payload_key_id, 'clear') AS k, count(*)::int AS n FROM webhook_inbox WHERE payload IS NOT NULL OR payload_sealed IS NOT NULL GROUP BY 1 ORDER BY 1`)).map(
-      (r) => `${r.k}:${r.n}`,
-    );
+    (
+      await db.query(
+        `SELECT coalesce(payload_key_id, 'clear') AS k, count(*)::int AS n FROM webhook_inbox WHERE payload IS NOT NULL OR payload_sealed IS NOT NULL GROUP BY 1 ORDER BY 1`,
+      )
+    ).map((r) => `${r.k}:${r.n}`);
   /** Every stored payload opens through the operator's view and is the event that was sent. */
   const everyPayloadOpens = async () => {
     for (const row of await db.query(`SELECT id, event_id FROM webhook_inbox WHERE payload IS NOT NULL OR payload_sealed IS NOT NULL`)) {
@@ -59,10 +61,18 @@ describe('payload key rotation and re-encryption', () => {
     await start(K1);
     const ids: Record<string, string> = {};
     for (const status of ['pending', 'processing', 'done', 'ignored', 'quarantined']) ids[status] = await post(`rot-${status}`);
-    await db.query(`UPDATE webhook_inbox SET status = 'processing', locked_by = 'elsewhere:1', locked_until = now() + interval '1 hour' WHERE event_id = $1`, [ids.processing]);
+    await db.query(
+      `UPDATE webhook_inbox SET status = 'processing', locked_by = 'elsewhere:1', locked_until = now() + interval '1 hour' WHERE event_id = $1`,
+      [ids.processing],
+    );
     await db.query(`UPDATE webhook_inbox SET status = 'done', completed_at = now() WHERE event_id = $1`, [ids.done]);
-    await db.query(`UPDATE webhook_inbox SET status = 'ignored', status_reason = 'no_handler', completed_at = now() WHERE event_id = $1`, [ids.ignored]);
-    await db.query(`UPDATE webhook_inbox SET status = 'quarantined', status_reason = 'operator', completed_at = now() WHERE event_id = $1`, [ids.quarantined]);
+    await db.query(`UPDATE webhook_inbox SET status = 'ignored', status_reason = 'no_handler', completed_at = now() WHERE event_id = $1`, [
+      ids.ignored,
+    ]);
+    await db.query(
+      `UPDATE webhook_inbox SET status = 'quarantined', status_reason = 'operator', completed_at = now() WHERE event_id = $1`,
+      [ids.quarantined],
+    );
     expect(await keysOf()).toEqual(['clear:1', 'k1:5']);
 
     await start(`${K2},${K1}`);
@@ -116,8 +126,13 @@ describe('payload key rotation and re-encryption', () => {
     const settled = rows.filter((r) => r.status === 'done' || r.status === 'ignored');
     expect(settled.length).toBeGreaterThan(0);
     for (const r of settled) expect(r).toMatchObject({ purged: true, payload_key_id: null });
-    for (const r of rows.filter((r) => r.status === 'quarantined' || r.status === 'processing')) expect(r).toMatchObject({ purged: false, payload_key_id: 'k3' });
+    for (const r of rows.filter((r) => r.status === 'quarantined' || r.status === 'processing'))
+      expect(r).toMatchObject({ purged: false, payload_key_id: 'k3' });
     const [done] = await db.query(`SELECT id FROM webhook_inbox WHERE status = 'done' LIMIT 1`);
-    expect((await request(t!.url).get(`/admin/inbox/${done.id}`).set(op)).body).toMatchObject({ payloadPurged: true, payload: null, payloadKeyId: null });
+    expect((await request(t!.url).get(`/admin/inbox/${done.id}`).set(op)).body).toMatchObject({
+      payloadPurged: true,
+      payload: null,
+      payloadKeyId: null,
+    });
   });
 });

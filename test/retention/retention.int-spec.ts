@@ -207,23 +207,49 @@ describe('retention job (issue 5 item 7)', () => {
     // identities: 1 empty batch; payloads: 2 full batches, capped; outbox and the five other kinds: 1 empty batch each.
     const others = { abandonedDeleted: 0, ordersPruned: 0, auditPruned: 0, reconciliationRunsPruned: 0 };
     expect(result).toEqual({ payloadsPurged: 2000, identitiesDeleted: 0, outboxPruned: 0, ...others, batches: 9, capped: true });
-    expect(await retention.runOnce()).toEqual({ payloadsPurged: 500, identitiesDeleted: 0, outboxPruned: 0, ...others, batches: 8, capped: false });
+    expect(await retention.runOnce()).toEqual({
+      payloadsPurged: 500,
+      identitiesDeleted: 0,
+      outboxPruned: 0,
+      ...others,
+      batches: 8,
+      capped: false,
+    });
 
     t.clock.advance(23 * DAY_MS);
     // identities: 3 batches (1,000 + 1,000 + 500); payloads: 1 empty; outbox: 3; the others: 1 each.
-    expect(await retention.runOnce()).toEqual({ payloadsPurged: 0, identitiesDeleted: 2500, outboxPruned: 2500, ...others, batches: 12, capped: false });
-    expect(await db.query('SELECT count(*)::int AS n FROM webhook_inbox UNION ALL SELECT count(*)::int FROM outbox')).toEqual([{ n: 0 }, { n: 0 }]);
+    expect(await retention.runOnce()).toEqual({
+      payloadsPurged: 0,
+      identitiesDeleted: 2500,
+      outboxPruned: 2500,
+      ...others,
+      batches: 12,
+      capped: false,
+    });
+    expect(await db.query('SELECT count(*)::int AS n FROM webhook_inbox UNION ALL SELECT count(*)::int FROM outbox')).toEqual([
+      { n: 0 },
+      { n: 0 },
+    ]);
   });
 
   it('gives every other growing table a lifecycle, and leaves open work and whatever holds work back', async () => {
     await db.query('TRUNCATE orders, order_transitions, admin_audit, reconciliation_runs, webhook_inbox_attempts, outbox_attempts');
     const ago = (days: number) => `now() - interval '${days} days'`;
     // Inbox: quarantined 91 days ago (gone, with its attempts), 89 days ago (kept), and an old pending event (kept).
-    for (const [id, status, days] of [['evt_q_old', 'quarantined', 91], ['evt_q_young', 'quarantined', 89], ['evt_p_old', 'pending', 91]] as const) {
+    for (const [id, status, days] of [
+      ['evt_q_old', 'quarantined', 91],
+      ['evt_q_young', 'quarantined', 89],
+      ['evt_p_old', 'pending', 91],
+    ] as const) {
       await deliver(id, status);
-      await db.query(`UPDATE webhook_inbox SET received_at = ${ago(days)}, completed_at = CASE WHEN status = 'quarantined' THEN ${ago(days)} END WHERE event_id = $1`, [id]);
+      await db.query(
+        `UPDATE webhook_inbox SET received_at = ${ago(days)}, completed_at = CASE WHEN status = 'quarantined' THEN ${ago(days)} END WHERE event_id = $1`,
+        [id],
+      );
     }
-    await db.query(`INSERT INTO webhook_inbox_attempts (inbox_id, attempt, at, outcome) SELECT id, 1, received_at, 'quarantined' FROM webhook_inbox`);
+    await db.query(
+      `INSERT INTO webhook_inbox_attempts (inbox_id, attempt, at, outcome) SELECT id, 1, received_at, 'quarantined' FROM webhook_inbox`,
+    );
     // Outbox: dead and unresolved 91 days old (gone), one dead that holds a later entry of its order back (kept, and the
     // held entry), a young dead one and an old pending one (kept).
     const entry = (key: string, status: string, days: number, aggregateSeq?: number) =>
@@ -238,7 +264,9 @@ describe('retention job (issue 5 item 7)', () => {
     await entry('erp:held', 'pending', 91, 2);
     await entry('erp:dead-young', 'dead', 89);
     await entry('erp:pending-old', 'pending', 91);
-    await db.query(`INSERT INTO outbox_attempts (outbox_id, attempt, at, lease, outcome) SELECT id, 1, created_at, 'l', 'retry' FROM outbox`);
+    await db.query(
+      `INSERT INTO outbox_attempts (outbox_id, attempt, at, lease, outcome) SELECT id, 1, created_at, 'l', 'retry' FROM outbox`,
+    );
     // Orders: unchanged for 401 days (gone, with its transitions), created 401 days ago but changed since (kept).
     const order = (id: string, createdDays: number, updatedDays: number) =>
       db.query(
@@ -277,14 +305,26 @@ describe('retention job (issue 5 item 7)', () => {
     expect(await db.query('SELECT id FROM orders')).toEqual([{ id: 'o-refunded-lately' }]);
     expect(await db.query('SELECT order_id FROM order_transitions')).toEqual([{ order_id: 'o-refunded-lately' }]);
     expect(await db.query(`SELECT action FROM admin_audit WHERE action IN ('old', 'young')`)).toEqual([{ action: 'young' }]);
-    expect((await db.query('SELECT reason FROM reconciliation_runs ORDER BY id')).map((r) => r.reason)).toEqual(['succeeded-young', 'requested-old', 'running-old']);
+    expect((await db.query('SELECT reason FROM reconciliation_runs ORDER BY id')).map((r) => r.reason)).toEqual([
+      'succeeded-young',
+      'requested-old',
+      'running-old',
+    ]);
     const metrics = (await request(t.url).get('/metrics')).text;
-    for (const [action, n] of [['inbox_quarantined_deleted', 1], ['outbox_abandoned_pruned', 2], ['orders_pruned', 1], ['audit_pruned', 1], ['reconciliation_runs_pruned', 2]]) {
+    for (const [action, n] of [
+      ['inbox_quarantined_deleted', 1],
+      ['outbox_abandoned_pruned', 2],
+      ['orders_pruned', 1],
+      ['audit_pruned', 1],
+      ['reconciliation_runs_pruned', 2],
+    ]) {
       expect(metrics).toMatch(new RegExp(`retention_rows_total\\{action="${action}"\\} ${n}\\b`));
     }
 
     // 0 keeps a kind for ever, by the operator's choice.
-    await db.query(`INSERT INTO admin_audit (actor, role, action, target, reason, at) VALUES ('ops', 'operator', 'old', 't', 'r', ${ago(401)})`);
+    await db.query(
+      `INSERT INTO admin_audit (actor, role, action, target, reason, at) VALUES ('ops', 'operator', 'old', 't', 'r', ${ago(401)})`,
+    );
     const settings = t.config.retention;
     const kept = settings.auditDays;
     settings.auditDays = 0;
@@ -302,7 +342,10 @@ describe('retention job (issue 5 item 7)', () => {
     const [a, b] = await Promise.all([retention.runOnce(), retention.runOnce()]);
     expect(a.identitiesDeleted + b.identitiesDeleted).toBe(2500);
     expect(a.outboxPruned + b.outboxPruned).toBe(2500);
-    expect(await db.query('SELECT count(*)::int AS n FROM webhook_inbox UNION ALL SELECT count(*)::int FROM outbox')).toEqual([{ n: 0 }, { n: 0 }]);
+    expect(await db.query('SELECT count(*)::int AS n FROM webhook_inbox UNION ALL SELECT count(*)::int FROM outbox')).toEqual([
+      { n: 0 },
+      { n: 0 },
+    ]);
   });
 
   it('follows a capped run with the next one a second later, not at the next interval', async () => {

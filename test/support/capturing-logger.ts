@@ -9,12 +9,24 @@ export class CapturingLogger implements LoggerService {
     if (process.env.TEST_LOGS) process.stdout.write(`${this.lines[this.lines.length - 1]}\n`);
   }
 
-  log(message: unknown, ...params: unknown[]) { this.write('info', message, params); }
-  error(message: unknown, ...params: unknown[]) { this.write('error', message, params); }
-  warn(message: unknown, ...params: unknown[]) { this.write('warn', message, params); }
-  debug(message: unknown, ...params: unknown[]) { this.write('debug', message, params); }
-  verbose(message: unknown, ...params: unknown[]) { this.write('verbose', message, params); }
-  fatal(message: unknown, ...params: unknown[]) { this.write('fatal', message, params); }
+  log(message: unknown, ...params: unknown[]) {
+    this.write('info', message, params);
+  }
+  error(message: unknown, ...params: unknown[]) {
+    this.write('error', message, params);
+  }
+  warn(message: unknown, ...params: unknown[]) {
+    this.write('warn', message, params);
+  }
+  debug(message: unknown, ...params: unknown[]) {
+    this.write('debug', message, params);
+  }
+  verbose(message: unknown, ...params: unknown[]) {
+    this.write('verbose', message, params);
+  }
+  fatal(message: unknown, ...params: unknown[]) {
+    this.write('fatal', message, params);
+  }
 
   text(): string {
     return this.lines.join('\n');

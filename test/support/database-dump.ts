@@ -23,7 +23,8 @@ export async function dumpDatabase(url: string): Promise<{ text: string; how: st
     const serverMajor = Math.floor(Number(server_version_num) / 10000);
     for (const binary of pgDumpCandidates()) {
       const major = Number(/(\d+)\/bin\/pg_dump$/.exec(binary)?.[1]);
-      if (major >= serverMajor) return { text: execFileSync(binary, ['--dbname', url], { encoding: 'utf8', maxBuffer: 1 << 28 }), how: binary };
+      if (major >= serverMajor)
+        return { text: execFileSync(binary, ['--dbname', url], { encoding: 'utf8', maxBuffer: 1 << 28 }), how: binary };
     }
     const tables = (
       await client.query(
@@ -59,10 +60,14 @@ export function filesContaining(dir: string, needle: string): string[] {
 /** Starts test/support/embedded-postgres-child.ts: a PostgreSQL with its data directory in `dir`, stopped by `stop()`. */
 export function startOwnPostgres(dir: string, database: string): Promise<{ url: string; stop(): Promise<void> }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', join(__dirname, 'embedded-postgres-child.ts'), dir, database], {
-      cwd: join(__dirname, '..', '..'),
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', join(__dirname, 'embedded-postgres-child.ts'), dir, database],
+      {
+        cwd: join(__dirname, '..', '..'),
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     child.stderr.on('data', (d) => (out += d));
     child.on('exit', (code) => reject(new Error(`embedded PostgreSQL child exited (${code}): ${out}`)));

@@ -149,9 +149,7 @@ export class FakeDestination {
     const body = Buffer.concat(chunks).toString('utf8');
     const path = req.url ?? '/';
     const isQuery = req.method === 'GET' && this.outcomePath !== undefined && path.startsWith(this.outcomePath);
-    const key = isQuery
-      ? decodeURIComponent(path.slice(this.outcomePath!.length))
-      : (req.headers['idempotency-key'] as string | undefined);
+    const key = isQuery ? decodeURIComponent(path.slice(this.outcomePath!.length)) : (req.headers['idempotency-key'] as string | undefined);
     this.requests.push({ method: req.method ?? '', path, headers: req.headers, body, key });
     for (const w of this.waiters.filter((w) => this.requests.length >= w.n)) {
       this.waiters.splice(this.waiters.indexOf(w), 1);

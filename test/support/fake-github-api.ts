@@ -106,9 +106,11 @@ export class FakeGithubApi {
     };
     const auth = req.headers.authorization ?? '';
     const token = auth.replace(/^(token|bearer) /i, '');
-    if (!this.tokens.has(token)) return send(401, { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest', status: '401' });
+    if (!this.tokens.has(token))
+      return send(401, { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest', status: '401' });
     const match = /^\/(?:repos\/[^/]+\/[^/]+|orgs\/[^/]+)\/hooks\/(\d+)\/deliveries(?:\/(\d+)\/attempts)?$/.exec(url.pathname);
-    if (!match || match[1] !== this.hookId) return send(404, { message: 'Not Found', documentation_url: 'https://docs.github.com/rest', status: '404' });
+    if (!match || match[1] !== this.hookId)
+      return send(404, { message: 'Not Found', documentation_url: 'https://docs.github.com/rest', status: '404' });
     if (match[2] && req.method === 'POST') {
       const delivery = this.deliveries.find((d) => d.id === Number(match[2]));
       if (!delivery) return send(404, { message: 'Not Found', status: '404' });
@@ -124,8 +126,14 @@ export class FakeGithubApi {
     const start = after ? newestFirst.findIndex((d) => String(d.id) === after) : 0;
     const page = newestFirst.slice(start, start + perPage);
     const next = newestFirst[start + perPage];
-    const link: Record<string, string> = next ? { link: `<${this.url}${url.pathname}?per_page=${perPage}&cursor=${next.id}>; rel="next"` } : {};
-    send(200, page.map(({ payload: _payload, ...wire }) => wire), link);
+    const link: Record<string, string> = next
+      ? { link: `<${this.url}${url.pathname}?per_page=${perPage}&cursor=${next.id}>; rel="next"` }
+      : {};
+    send(
+      200,
+      page.map(({ payload: _payload, ...wire }) => wire),
+      link,
+    );
   }
 
   /** Sends the delivery again, signed, with its original X-GitHub-Delivery; records the new attempt. */

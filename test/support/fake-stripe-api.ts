@@ -79,7 +79,10 @@ export class FakeStripeApi {
   }
 
   /** A PaymentIntent and the Charge it made, as Stripe keeps them. */
-  addPayment(id: string, fields: { amount: number; currency: string; status?: string; orderId: string; refunded?: number }): { pi: Record<string, unknown>; charge: Record<string, unknown> } {
+  addPayment(
+    id: string,
+    fields: { amount: number; currency: string; status?: string; orderId: string; refunded?: number },
+  ): { pi: Record<string, unknown>; charge: Record<string, unknown> } {
     const chargeId = `ch_${id.replace(/^pi_/, '')}`;
     const pi = {
       id,
@@ -120,7 +123,14 @@ export class FakeStripeApi {
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? '/', 'http://fake');
     const account = req.headers['stripe-account'] as string | undefined;
-    const call: StripeCall = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, account, status: 0, at: Date.now() };
+    const call: StripeCall = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: url.searchParams,
+      account,
+      status: 0,
+      at: Date.now(),
+    };
     this.calls.push(call);
     req.resume();
     const hold = this.beforeAnswer?.(call);

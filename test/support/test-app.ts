@@ -60,11 +60,17 @@ export async function startTestApp(options: TestAppOptions): Promise<TestApp> {
   if (config.production) {
     // Production wants a URL for every registered destination; the app's own get an address that is never called.
     const missing = appDestinations(config).filter((name) => !config.destinations.get(name)?.url);
-    if (missing.length > 0) config = loadConfig({ ...env, ...Object.fromEntries(missing.map((n) => [urlVariable(n), `https://${n}.invalid/`])) });
+    if (missing.length > 0)
+      config = loadConfig({ ...env, ...Object.fromEntries(missing.map((n) => [urlVariable(n), `https://${n}.invalid/`])) });
   }
   const logs = new CapturingLogger();
   const clock = options.clock ?? new FakeClock();
-  const app = await createApp(config, { logger: options.logger ?? logs, imports: options.imports, clock, spanExporter: options.spanExporter });
+  const app = await createApp(config, {
+    logger: options.logger ?? logs,
+    imports: options.imports,
+    clock,
+    spanExporter: options.spanExporter,
+  });
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
   return {

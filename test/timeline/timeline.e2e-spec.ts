@@ -38,7 +38,8 @@ describe('event timeline', () => {
     await db?.drop();
   });
 
-  const timeline = (id: string, token = VIEWER_TOKEN) => request(t.url).get(`/admin/inbox/${id}/timeline`).set('Authorization', `Bearer ${token}`);
+  const timeline = (id: string, token = VIEWER_TOKEN) =>
+    request(t.url).get(`/admin/inbox/${id}/timeline`).set('Authorization', `Bearer ${token}`);
 
   it('tells the whole story in order: receipts, attempts, the transition, operations, deliveries, operator actions', async () => {
     await createOrder(t, 'tl-1', 4200, 'eur');
@@ -78,7 +79,10 @@ describe('event timeline', () => {
     const entries: Entry[] = res.body.entries;
     const of = (kind: string) => entries.filter((e) => e.kind === kind).map((e) => e.detail);
 
-    expect(entries[0]).toMatchObject({ kind: 'received', detail: { endpointId: 'stripe-acme', verifiedWith: 'current', provider: 'stripe' } });
+    expect(entries[0]).toMatchObject({
+      kind: 'received',
+      detail: { endpointId: 'stripe-acme', verifiedWith: 'current', provider: 'stripe' },
+    });
     expect(of('redelivered')).toEqual([{ deliveries: 2, digestConflicts: 0 }]);
     const instance = worker(t).workerId;
     expect(of('attempt')).toEqual([
@@ -88,16 +92,30 @@ describe('event timeline', () => {
       { attempt: 1, outcome: 'done', reason: null, error: null, instance },
     ]);
     expect(of('order_transition')).toEqual([{ tenantId: 'acme', orderId: 'tl-1', from: 'awaiting_payment', to: 'paid' }]);
-    expect(of('operation_created').map((d) => d.operationKey).sort()).toEqual(['email:receipt:acme:tl-1', 'erp:order-paid:acme:tl-1']);
+    expect(
+      of('operation_created')
+        .map((d) => d.operationKey)
+        .sort(),
+    ).toEqual(['email:receipt:acme:tl-1', 'erp:order-paid:acme:tl-1']);
     const erpAttempts = of('delivery_attempt').filter((d) => d.operationKey === 'erp:order-paid:acme:tl-1');
     expect(erpAttempts).toMatchObject([
       { attempt: 1, outcome: 'retry', statusCode: 429, retryAfterMs: 1000, outcomeQuery: null, error: 'HTTP 429', instance: relay.relayId },
       { attempt: 2, outcome: 'delivered', statusCode: 200, retryAfterMs: null, error: null },
     ]);
     expect(typeof erpAttempts[0].durationMs).toBe('number');
-    expect(of('delivery_attempt').filter((d) => d.operationKey === 'email:receipt:acme:tl-1')).toMatchObject([{ attempt: 1, outcome: 'delivered' }]);
+    expect(of('delivery_attempt').filter((d) => d.operationKey === 'email:receipt:acme:tl-1')).toMatchObject([
+      { attempt: 1, outcome: 'delivered' },
+    ]);
     expect(of('operator_action')).toEqual([
-      { actor: 'ops', role: 'operator', action: 'inbox.replay', target: `inbox:${row.id}`, reason: 'check the timeline', beforeStatus: 'done', afterStatus: 'pending' },
+      {
+        actor: 'ops',
+        role: 'operator',
+        action: 'inbox.replay',
+        target: `inbox:${row.id}`,
+        reason: 'check the timeline',
+        beforeStatus: 'done',
+        afterStatus: 'pending',
+      },
     ]);
     expect(res.body.operations.map((o: { status: string }) => o.status)).toEqual(['delivered', 'delivered']);
 

@@ -17,11 +17,13 @@ function ids(traceparent: string | undefined): { traceId: string; spanId: string
 
 /** Every string an attribute of `spans` (or of their links and events) holds, and every number. */
 function attributeValues(spans: ReadableSpan[]): unknown[] {
-  return spans.flatMap((s) => [
-    ...Object.values(s.attributes),
-    ...s.links.flatMap((l) => Object.values(l.attributes ?? {})),
-    ...s.events.flatMap((e) => Object.values(e.attributes ?? {})),
-  ]).flat();
+  return spans
+    .flatMap((s) => [
+      ...Object.values(s.attributes),
+      ...s.links.flatMap((l) => Object.values(l.attributes ?? {})),
+      ...s.events.flatMap((e) => Object.values(e.attributes ?? {})),
+    ])
+    .flat();
 }
 
 /**
@@ -73,7 +75,12 @@ describe('traces: one trace per event, request -> processing -> deliveries', () 
   it('one signed event: one trace id across the request, its processing and both deliveries; the ERP gets its traceparent', async () => {
     await createOrder('o-trace-1', 4243, 'ada.trace@example.com');
     exporter.reset();
-    const event = paymentIntentEvent('payment_intent.succeeded', { orderId: 'o-trace-1', amount: 4243, id: 'evt_trace_1', paymentId: 'pi_trace_1' });
+    const event = paymentIntentEvent('payment_intent.succeeded', {
+      orderId: 'o-trace-1',
+      amount: 4243,
+      id: 'evt_trace_1',
+      paymentId: 'pi_trace_1',
+    });
     const signed = signStripe(event, STRIPE_SECRET, Math.floor(t.clock.now().getTime() / 1000));
     // The provider's own trace context: untrusted, so it may be linked but never become the parent.
     const providerTraceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
@@ -234,7 +241,11 @@ describe('traces off (the default)', () => {
       .set('Authorization', `Bearer ${OPERATOR_TOKEN}`)
       .send({ tenantId: 'acme', id: 'o-off-1', totalMinor: 1000, currency: 'eur', customerEmail: 'off@example.com', reason: 'traces off' })
       .expect(201);
-    const signed = signStripe(paymentIntentEvent('payment_intent.succeeded', { orderId: 'o-off-1' }), STRIPE_SECRET, Math.floor(t.clock.now().getTime() / 1000));
+    const signed = signStripe(
+      paymentIntentEvent('payment_intent.succeeded', { orderId: 'o-off-1' }),
+      STRIPE_SECRET,
+      Math.floor(t.clock.now().getTime() / 1000),
+    );
     const res = await request(t.url)
       .post('/webhooks/stripe-acme')
       .set({ ...signed.headers, traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' })

@@ -131,13 +131,26 @@ function Facts({ d }: { d: Destination }) {
       </dd>
       <dt>open entries</dt>
       <dd>
-        {d.backlog.pending} pending ({d.backlog.held} held), {d.backlog.delivering} delivering, {d.backlog.unresolved} unresolved, {d.backlog.dead} dead
+        {d.backlog.pending} pending ({d.backlog.held} held), {d.backlog.delivering} delivering, {d.backlog.unresolved} unresolved,{' '}
+        {d.backlog.dead} dead
       </dd>
     </dl>
   );
 }
 
-function Entries({ entries, byId, api, session, reload }: { entries: OutboxEntry[]; byId: Map<string, OutboxEntry>; api: Api; session: Session; reload: () => void }) {
+function Entries({
+  entries,
+  byId,
+  api,
+  session,
+  reload,
+}: {
+  entries: OutboxEntry[];
+  byId: Map<string, OutboxEntry>;
+  api: Api;
+  session: Session;
+  reload: () => void;
+}) {
   return (
     <table data-test="destination-entries">
       <thead>

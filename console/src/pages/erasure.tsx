@@ -19,12 +19,17 @@ export function Erasure({ api, session }: { api: Api; session: Session }) {
     return (
       <section>
         <h1>Erasure</h1>
-        <p class="muted" data-test="erasure-viewer">Erasing personal data needs an operator's token.</p>
+        <p class="muted" data-test="erasure-viewer">
+          Erasing personal data needs an operator's token.
+        </p>
       </section>
     );
   }
-  const target: ErasureTarget = by === 'email' ? { email: fields.email.trim() } : { tenantId: fields.tenantId.trim(), orderId: fields.orderId.trim() };
-  const ready = fields.reason.trim() !== '' && (by === 'email' ? fields.email.trim() !== '' : fields.tenantId.trim() !== '' && fields.orderId.trim() !== '');
+  const target: ErasureTarget =
+    by === 'email' ? { email: fields.email.trim() } : { tenantId: fields.tenantId.trim(), orderId: fields.orderId.trim() };
+  const ready =
+    fields.reason.trim() !== '' &&
+    (by === 'email' ? fields.email.trim() !== '' : fields.tenantId.trim() !== '' && fields.orderId.trim() !== '');
   const edit = (patch: Partial<typeof fields>) => {
     setFields({ ...fields, ...patch });
     setPreview(undefined);
@@ -51,8 +56,8 @@ export function Erasure({ api, session }: { api: Api; session: Session }) {
     <section>
       <h1>Erasure</h1>
       <p class="muted">
-        Blanks a customer's address in orders and e-mail operations, purges settled payloads that mention them and redacts open ones; event identities and
-        digests stay. Every call, dry runs included, is audited with its reason.
+        Blanks a customer's address in orders and e-mail operations, purges settled payloads that mention them and redacts open ones; event
+        identities and digests stay. Every call, dry runs included, is audited with its reason.
       </p>
       <form
         class="filters"
@@ -63,7 +68,15 @@ export function Erasure({ api, session }: { api: Api; session: Session }) {
       >
         <label>
           customer by
-          <select name="by" value={by} onChange={(e) => { setBy((e.target as HTMLSelectElement).value as 'email' | 'order'); setPreview(undefined); setConfirmed(false); }}>
+          <select
+            name="by"
+            value={by}
+            onChange={(e) => {
+              setBy((e.target as HTMLSelectElement).value as 'email' | 'order');
+              setPreview(undefined);
+              setConfirmed(false);
+            }}
+          >
             <option value="email">e-mail address</option>
             <option value="order">order</option>
           </select>
@@ -99,7 +112,13 @@ export function Erasure({ api, session }: { api: Api; session: Session }) {
           <h2>Dry run: what the erasure would change</h2>
           <Counts r={preview} />
           <label class="inline">
-            <input type="checkbox" name="confirm" checked={confirmed} onChange={(e) => setConfirmed((e.target as HTMLInputElement).checked)} data-test="erasure-confirm" />
+            <input
+              type="checkbox"
+              name="confirm"
+              checked={confirmed}
+              onChange={(e) => setConfirmed((e.target as HTMLInputElement).checked)}
+              data-test="erasure-confirm"
+            />
             I have checked this customer and these counts; erase now (it cannot be undone)
           </label>
           <button class="danger" disabled={!confirmed || busy} onClick={() => void call(false)} data-test="erasure-run">

@@ -89,7 +89,9 @@ export function EventPage({ api, session, id }: { api: Api; session: Session; id
                 <Status value={o.status} />
               </td>
               <td>{o.attempts}</td>
-              <td class="muted">{o.lastStatusCode ?? ''} {o.lastError ?? ''}</td>
+              <td class="muted">
+                {o.lastStatusCode ?? ''} {o.lastError ?? ''}
+              </td>
               <td>{operator && <OutboxActions api={api} entry={o} done={reload} />}</td>
             </tr>
           ))}

@@ -8,7 +8,17 @@ const FILTERS = ['status', 'provider', 'type', 'tenant', 'endpoint', 'from', 'to
 const STATUSES = ['', 'pending', 'processing', 'done', 'ignored', 'quarantined'];
 const SETTLED = new Set(['done', 'ignored', 'quarantined']);
 
-export function Inbox({ api, session, query, go }: { api: Api; session: Session; query: Record<string, string>; go: (hash: string) => void }) {
+export function Inbox({
+  api,
+  session,
+  query,
+  go,
+}: {
+  api: Api;
+  session: Session;
+  query: Record<string, string>;
+  go: (hash: string) => void;
+}) {
   const key = JSON.stringify(query);
   const { data, error } = useLoad(() => api.inbox({ ...query, limit: 50 }), [key]);
   const filter = Object.fromEntries(FILTERS.filter((f) => query[f]).map((f) => [f, query[f]]));
@@ -23,7 +33,11 @@ export function Inbox({ api, session, query, go }: { api: Api; session: Session;
       <form class="filters" onSubmit={apply} data-test="inbox-filters">
         <label>
           status
-          <select name="status" value={draft.status ?? ''} onChange={(e) => setDraft({ ...draft, status: (e.target as HTMLSelectElement).value })}>
+          <select
+            name="status"
+            value={draft.status ?? ''}
+            onChange={(e) => setDraft({ ...draft, status: (e.target as HTMLSelectElement).value })}
+          >
             {STATUSES.map((s) => (
               <option key={s} value={s}>
                 {s || 'any'}
@@ -40,7 +54,12 @@ export function Inbox({ api, session, query, go }: { api: Api; session: Session;
         {(['from', 'to'] as const).map((f) => (
           <label key={f}>
             {f} (ISO time)
-            <input name={f} placeholder="2026-12-01T00:00:00Z" value={draft[f] ?? ''} onInput={(e) => setDraft({ ...draft, [f]: (e.target as HTMLInputElement).value })} />
+            <input
+              name={f}
+              placeholder="2026-12-01T00:00:00Z"
+              value={draft[f] ?? ''}
+              onInput={(e) => setDraft({ ...draft, [f]: (e.target as HTMLInputElement).value })}
+            />
           </label>
         ))}
         <button type="submit" data-test="apply-filters">

@@ -13,13 +13,28 @@ export function OutboxActions({ api, entry, done }: { api: Api; entry: OutboxEnt
     <span class="actions">
       <ActionWithReason label="Retry" test={`retry-${entry.id}`} run={(reason) => api.retry(entry.id, reason)} done={done} />
       {entry.status === 'unresolved' && (
-        <ActionWithReason label="Mark delivered" test={`resolve-${entry.id}`} run={(reason) => api.resolve(entry.id, 'delivered', reason)} done={done} />
+        <ActionWithReason
+          label="Mark delivered"
+          test={`resolve-${entry.id}`}
+          run={(reason) => api.resolve(entry.id, 'delivered', reason)}
+          done={done}
+        />
       )}
     </span>
   );
 }
 
-export function Outbox({ api, session, query, go }: { api: Api; session: Session; query: Record<string, string>; go: (hash: string) => void }) {
+export function Outbox({
+  api,
+  session,
+  query,
+  go,
+}: {
+  api: Api;
+  session: Session;
+  query: Record<string, string>;
+  go: (hash: string) => void;
+}) {
   const key = JSON.stringify(query);
   const { data, error, reload } = useLoad(() => api.outbox({ ...query, limit: 50 }), [key]);
   const filter = Object.fromEntries(['status', 'destination', 'tenant'].filter((f) => query[f]).map((f) => [f, query[f]]));
@@ -36,7 +51,11 @@ export function Outbox({ api, session, query, go }: { api: Api; session: Session
       >
         <label>
           status
-          <select name="status" value={draft.status ?? ''} onChange={(e) => setDraft({ ...draft, status: (e.target as HTMLSelectElement).value })}>
+          <select
+            name="status"
+            value={draft.status ?? ''}
+            onChange={(e) => setDraft({ ...draft, status: (e.target as HTMLSelectElement).value })}
+          >
             {STATUSES.map((s) => (
               <option key={s} value={s}>
                 {s || 'any'}

@@ -4,7 +4,19 @@ import { href } from '../router';
 import { ErrorBanner, Loading, useLoad } from '../ui';
 import { Trends } from './trends';
 
-function Tile({ label, value, test, link, alert }: { label: string; value: string | number; test: string; link?: string; alert?: boolean }) {
+function Tile({
+  label,
+  value,
+  test,
+  link,
+  alert,
+}: {
+  label: string;
+  value: string | number;
+  test: string;
+  link?: string;
+  alert?: boolean;
+}) {
   const body = (
     <>
       <span class="tile-value" data-test={test}>
@@ -26,10 +38,18 @@ export function Overview({ api }: { api: Api }) {
   return (
     <section>
       <h1>
-        Overview <button class="secondary small" onClick={reload} disabled={loading}>Refresh</button>
+        Overview{' '}
+        <button class="secondary small" onClick={reload} disabled={loading}>
+          Refresh
+        </button>
       </h1>
       <div class="tiles">
-        <Tile label="inbox backlog (pending + processing)" value={backlog} test="backlog" link={href({ page: 'inbox', query: { status: 'pending' } })} />
+        <Tile
+          label="inbox backlog (pending + processing)"
+          value={backlog}
+          test="backlog"
+          link={href({ page: 'inbox', query: { status: 'pending' } })}
+        />
         <Tile label="oldest pending" value={age(inbox.oldestPendingAgeSeconds)} test="oldest-pending" />
         <Tile label="accepted" value={perMinute(data.rates?.acceptedPerMinute)} test="accept-rate" />
         <Tile label="done" value={perMinute(data.rates?.donePerMinute)} test="done-rate" />
@@ -41,11 +61,25 @@ export function Overview({ api }: { api: Api }) {
           alert={inbox.quarantined > 0}
           link={href({ page: 'inbox', query: { status: 'quarantined' } })}
         />
-        <Tile label="outbox unresolved" value={outbox.unresolved} test="unresolved" alert={outbox.unresolved > 0} link={href({ page: 'outbox', query: { status: 'unresolved' } })} />
-        <Tile label="outbox dead" value={outbox.dead} test="dead" alert={outbox.dead > 0} link={href({ page: 'outbox', query: { status: 'dead' } })} />
+        <Tile
+          label="outbox unresolved"
+          value={outbox.unresolved}
+          test="unresolved"
+          alert={outbox.unresolved > 0}
+          link={href({ page: 'outbox', query: { status: 'unresolved' } })}
+        />
+        <Tile
+          label="outbox dead"
+          value={outbox.dead}
+          test="dead"
+          alert={outbox.dead > 0}
+          link={href({ page: 'outbox', query: { status: 'dead' } })}
+        />
         <Tile label="outbox oldest pending" value={age(outbox.oldestPendingAgeSeconds)} test="outbox-oldest" />
       </div>
-      <p class="muted">Rates over the last {Math.round((data.rates?.windowSeconds ?? 300) / 60)} minutes, as of {data.at}.</p>
+      <p class="muted">
+        Rates over the last {Math.round((data.rates?.windowSeconds ?? 300) / 60)} minutes, as of {data.at}.
+      </p>
       <Trends api={api} />
       <h2>Per endpoint</h2>
       <table data-test="endpoints">

@@ -23,7 +23,9 @@ export function Reconciliation({ api, session }: { api: Api; session: Session })
           Refresh
         </button>
       </h1>
-      <p class="muted">Each reconcilable endpoint's provider API is listed from its cursor; events it has that the inbox does not are taken in.</p>
+      <p class="muted">
+        Each reconcilable endpoint's provider API is listed from its cursor; events it has that the inbox does not are taken in.
+      </p>
       {error !== undefined && <ErrorBanner error={error} />}
       {!data && error === undefined && <Loading />}
       {data && data.endpoints.length === 0 && <p class="muted">No endpoint has a provider API to reconcile with.</p>}
@@ -48,7 +50,17 @@ export function Reconciliation({ api, session }: { api: Api; session: Session })
   );
 }
 
-function EndpointRuns({ e, api, operator, done }: { e: EndpointReconciliation; api: Api; operator: boolean; done: (message: string) => void }) {
+function EndpointRuns({
+  e,
+  api,
+  operator,
+  done,
+}: {
+  e: EndpointReconciliation;
+  api: Api;
+  operator: boolean;
+  done: (message: string) => void;
+}) {
   const [from, setFrom] = useState('');
   const [dryRun, setDryRun] = useState(true);
   return (
@@ -69,10 +81,16 @@ function EndpointRuns({ e, api, operator, done }: { e: EndpointReconciliation; a
           <ActionWithReason
             label="Run now"
             test={`run-${e.endpointId}`}
-            run={(reason) => api.runReconciliation({ endpoint: e.endpointId, from: from ? new Date(from).toISOString() : undefined, dryRun, reason })}
+            run={(reason) =>
+              api.runReconciliation({ endpoint: e.endpointId, from: from ? new Date(from).toISOString() : undefined, dryRun, reason })
+            }
             done={(result) => {
               const r = result as { runs: { id: string }[]; skipped: { reason: string }[] };
-              done(r.runs.length ? `Run ${r.runs.map((x) => x.id).join(', ')} requested${dryRun ? ' (dry run)' : ''}: an instance with the maintenance role runs it.` : `Not requested: ${r.skipped.map((s) => s.reason).join(', ')}.`);
+              done(
+                r.runs.length
+                  ? `Run ${r.runs.map((x) => x.id).join(', ')} requested${dryRun ? ' (dry run)' : ''}: an instance with the maintenance role runs it.`
+                  : `Not requested: ${r.skipped.map((s) => s.reason).join(', ')}.`,
+              );
             }}
           >
             <label>
@@ -80,7 +98,8 @@ function EndpointRuns({ e, api, operator, done }: { e: EndpointReconciliation; a
               <input type="datetime-local" name="from" value={from} onInput={(ev) => setFrom((ev.target as HTMLInputElement).value)} />
             </label>
             <label class="inline">
-              <input type="checkbox" name="dryRun" checked={dryRun} onChange={(ev) => setDryRun((ev.target as HTMLInputElement).checked)} /> dry run (list, take nothing in)
+              <input type="checkbox" name="dryRun" checked={dryRun} onChange={(ev) => setDryRun((ev.target as HTMLInputElement).checked)} />{' '}
+              dry run (list, take nothing in)
             </label>
           </ActionWithReason>
         </div>

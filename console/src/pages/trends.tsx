@@ -93,7 +93,14 @@ function Charts({ series }: { series: Series }) {
       </p>
       <div class="charts">
         <Chart title="Events per minute" xs={charts.xs} lines={charts.events} unit="/min" withDay={withDay} test="chart-events" />
-        <Chart title="Deliveries per minute" xs={charts.xs} lines={charts.deliveries} unit="/min" withDay={withDay} test="chart-deliveries" />
+        <Chart
+          title="Deliveries per minute"
+          xs={charts.xs}
+          lines={charts.deliveries}
+          unit="/min"
+          withDay={withDay}
+          test="chart-deliveries"
+        />
         <Chart title="Backlog" xs={charts.xs} lines={charts.backlog} unit="" withDay={withDay} test="chart-backlog" />
         <Chart title="Oldest pending age (seconds)" xs={charts.xs} lines={charts.age} unit=" s" withDay={withDay} test="chart-age" />
       </div>

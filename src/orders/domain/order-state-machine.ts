@@ -77,12 +77,7 @@ export interface PaymentFacts {
   refundedMinor?: number;
 }
 
-export type QuarantineReason =
-  | 'payment_mismatch'
-  | 'currency_mismatch'
-  | 'amount_mismatch'
-  | 'partial_refund'
-  | 'order_canceled';
+export type QuarantineReason = 'payment_mismatch' | 'currency_mismatch' | 'amount_mismatch' | 'partial_refund' | 'order_canceled';
 
 export type Decision =
   | { kind: 'move'; from: OrderStatus; to: OrderStatus }

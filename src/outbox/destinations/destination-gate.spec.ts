@@ -10,7 +10,12 @@ const LEASE = 5000;
 
 describe('destination gate (pure)', () => {
   it('a closed circuit grants what is wanted and writes nothing', () => {
-    expect(admit(initialState('erp'), settings, at(0), 64, LEASE)).toEqual({ grant: 64, probe: false, next: undefined, transition: undefined });
+    expect(admit(initialState('erp'), settings, at(0), 64, LEASE)).toEqual({
+      grant: 64,
+      probe: false,
+      next: undefined,
+      transition: undefined,
+    });
   });
 
   it('opens after N consecutive down answers, not before; an answer resets the count', () => {
@@ -62,7 +67,9 @@ describe('destination gate (pure)', () => {
     expect(admit(paused.next!, settings, at(4999), 64, LEASE)).toEqual({ grant: 0, probe: false });
     expect(admit(paused.next!, settings, at(5000), 64, LEASE).grant).toBe(64);
     expect(report(paused.next!, settings, at(1000), { answered: 1, down: 0, retryAfterMs: 1000 }).next).toBeUndefined();
-    expect(report(initialState('erp'), settings, at(0), { answered: 1, down: 0, retryAfterMs: 86_400_000 }).next!.pausedUntil).toEqual(at(3600_000));
+    expect(report(initialState('erp'), settings, at(0), { answered: 1, down: 0, retryAfterMs: 86_400_000 }).next!.pausedUntil).toEqual(
+      at(3600_000),
+    );
   });
 
   it('the token bucket: burst first, then the rate; handed-back tokens count again', () => {

@@ -94,7 +94,12 @@ export function admit(state: DestinationState, settings: DestinationSettings, no
 }
 
 /** Hands back what an admission granted but the claim did not use (fewer entries were due). */
-export function giveBack(state: DestinationState, settings: DestinationSettings, unused: number, probeUnused: boolean): DestinationState | undefined {
+export function giveBack(
+  state: DestinationState,
+  settings: DestinationSettings,
+  unused: number,
+  probeUnused: boolean,
+): DestinationState | undefined {
   if (unused <= 0) return undefined;
   const limit = settings.rateLimit;
   const tokens = limit && state.tokens !== null;
@@ -158,7 +163,9 @@ export function report(state: DestinationState, settings: DestinationSettings, n
   }
   if (transitions.length > 0) next.changedAt = now;
   const changed =
-    transitions.length > 0 || next.failures !== state.failures || (next.pausedUntil?.getTime() ?? 0) !== (state.pausedUntil?.getTime() ?? 0);
+    transitions.length > 0 ||
+    next.failures !== state.failures ||
+    (next.pausedUntil?.getTime() ?? 0) !== (state.pausedUntil?.getTime() ?? 0);
   return { next: changed ? next : undefined, transitions };
 }
 

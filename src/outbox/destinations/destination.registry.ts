@@ -19,20 +19,27 @@ export class DestinationRegistry implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    const found = discoverNamed<Destination>(this.discovery, DESTINATION_NAME, (name) => new ConfigError(`destination "${name}" is registered twice`));
+    const found = discoverNamed<Destination>(
+      this.discovery,
+      DESTINATION_NAME,
+      (name) => new ConfigError(`destination "${name}" is registered twice`),
+    );
     for (const [name, destination] of found) {
       if (destination.configured) {
         this.destinations.set(name, destination);
         continue;
       }
-      if (this.config.production) throw new ConfigError(`${urlVariable(name)}: required when NODE_ENV=production (destination "${name}" is registered)`);
+      if (this.config.production)
+        throw new ConfigError(`${urlVariable(name)}: required when NODE_ENV=production (destination "${name}" is registered)`);
       this.logger.warn({ destination: name }, `destination "${name}" has no URL: using the built-in dev sink`);
       this.destinations.set(name, new DevSinkDestination(name, destination.settings));
     }
     // Settings for a destination nobody registered: a typo, or a deploy before the code that needs them.
     for (const name of this.config.destinations.keys()) {
       if (!this.destinations.has(name)) {
-        throw new ConfigError(`DESTINATION_${name.toUpperCase()}_*: no destination "${name}" is registered (registered: ${this.names().join(', ')})`);
+        throw new ConfigError(
+          `DESTINATION_${name.toUpperCase()}_*: no destination "${name}" is registered (registered: ${this.names().join(', ')})`,
+        );
       }
     }
   }

@@ -11,7 +11,9 @@ export interface HttpReply {
 }
 
 /** What the client needs of a destination's settings. */
-export type HttpClientSettings = Pick<DestinationSettings, 'url' | 'concurrency' | 'timeoutMs' | 'headers' | 'signingKey' | 'tls'> & { url: string };
+export type HttpClientSettings = Pick<DestinationSettings, 'url' | 'concurrency' | 'timeoutMs' | 'headers' | 'signingKey' | 'tls'> & {
+  url: string;
+};
 
 /**
  * Keep-alive HTTP to one destination origin: a pool of at most `concurrency`

@@ -2,7 +2,15 @@ import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { DestinationSettings, settingsFor, urlVariable } from '../../config/destinations';
 import { Clock } from '../../common/clock';
-import { DeliveryOptions, DeliveryResult, Destination, DESTINATION_DEFAULTS, DESTINATION_NAME, OperationOutcome, OutboxEntry } from './destination';
+import {
+  DeliveryOptions,
+  DeliveryResult,
+  Destination,
+  DESTINATION_DEFAULTS,
+  DESTINATION_NAME,
+  OperationOutcome,
+  OutboxEntry,
+} from './destination';
 import { DestinationHttpClient } from './http-client';
 
 /**
@@ -23,7 +31,11 @@ export abstract class HttpDestination implements Destination, OnApplicationShutd
     protected readonly clock: Clock,
   ) {
     this.name = Reflect.getMetadata(DESTINATION_NAME, new.target) as string;
-    this.settings = settingsFor(config.destinations.get(this.name), Reflect.getMetadata(DESTINATION_DEFAULTS, new.target) ?? {}, config.relay.timeoutMs);
+    this.settings = settingsFor(
+      config.destinations.get(this.name),
+      Reflect.getMetadata(DESTINATION_DEFAULTS, new.target) ?? {},
+      config.relay.timeoutMs,
+    );
     this.configured = Boolean(this.settings.url);
     if (this.settings.url) this.http = new DestinationHttpClient({ ...this.settings, url: this.settings.url });
   }

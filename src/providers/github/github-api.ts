@@ -46,7 +46,8 @@ export function githubErrorOf(error: unknown): Error {
   const e = error as { status?: number; response?: { headers?: Record<string, unknown> }; name?: string };
   const status = typeof e?.status === 'number' ? e.status : undefined;
   const headers = e?.response?.headers;
-  if (status === undefined || status >= 500) return new ProviderUnavailableError(e?.name === 'AbortError' || e?.name === 'TimeoutError' ? 'timeout' : 'unavailable', status);
+  if (status === undefined || status >= 500)
+    return new ProviderUnavailableError(e?.name === 'AbortError' || e?.name === 'TimeoutError' ? 'timeout' : 'unavailable', status);
   const limited = rateLimitWaitMs(headers);
   if (status === 429 || (status === 403 && (limited > 0 || headers?.['retry-after'] !== undefined))) {
     return new ProviderUnavailableError('rate_limited', status, retryAfterMs(headers?.['retry-after'] as string | undefined) ?? limited);

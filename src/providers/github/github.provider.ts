@@ -2,7 +2,14 @@ import { EndpointConfig } from '../../config/app-config';
 import { UnauthorizedError } from '../../common/errors';
 import { hmacSha256, signingSecret } from '../hmac-signature';
 import { SecretForm } from '../../ingestion/secret-form';
-import { header, headerIdentity, VerifiedEvent, WebhookProvider, WebhookProviderFor, WebhookRequest } from '../../ingestion/webhook-provider';
+import {
+  header,
+  headerIdentity,
+  VerifiedEvent,
+  WebhookProvider,
+  WebhookProviderFor,
+  WebhookRequest,
+} from '../../ingestion/webhook-provider';
 
 /**
  * GitHub: `X-Hub-Signature-256: sha256=<hex>` over the body; the delivery id is

@@ -27,7 +27,8 @@ export class GithubReconciler implements Reconciler {
   refuse(endpoint: EndpointConfig): string | undefined {
     const api = endpoint.api!;
     if (endpoint.expect?.hookId === undefined) return 'GitHub reconciliation needs expect.hookId (the hook whose deliveries are listed)';
-    if (api.org ? api.owner || api.repo : !(api.owner && api.repo)) return 'GitHub reconciliation needs api.owner and api.repo, or api.org (not both)';
+    if (api.org ? api.owner || api.repo : !(api.owner && api.repo))
+      return 'GitHub reconciliation needs api.owner and api.repo, or api.org (not both)';
     return undefined;
   }
 
@@ -36,13 +37,20 @@ export class GithubReconciler implements Reconciler {
     const api = endpoint.api!;
     const hookId = Number(endpoint.expect!.hookId);
     const namespace = String(endpoint.expect!.hookId);
-    const base = api.org ? `/orgs/${encodeURIComponent(api.org)}` : `/repos/${encodeURIComponent(api.owner!)}/${encodeURIComponent(api.repo!)}`;
+    const base = api.org
+      ? `/orgs/${encodeURIComponent(api.org)}`
+      : `/repos/${encodeURIComponent(api.owner!)}/${encodeURIComponent(api.repo!)}`;
     const asked = new Set<string>();
     let cursor = window.position;
     for (;;) {
       const page = await context.call(() =>
         octokit
-          .request(`GET ${base}/hooks/{hook_id}/deliveries`, { hook_id: hookId, per_page: PAGE, ...(cursor && { cursor }), request: this.api.deadline() })
+          .request(`GET ${base}/hooks/{hook_id}/deliveries`, {
+            hook_id: hookId,
+            per_page: PAGE,
+            ...(cursor && { cursor }),
+            request: this.api.deadline(),
+          })
           .catch((error: unknown) => {
             throw githubErrorOf(error);
           }),
@@ -50,7 +58,10 @@ export class GithubReconciler implements Reconciler {
       const deliveries = (page.data as Delivery[]).filter((d) => new Date(d.delivered_at) < window.to);
       const inWindow = deliveries.filter((d) => new Date(d.delivered_at) >= window.from);
       const failed = inWindow.filter((d) => (d.status_code < 200 || d.status_code > 299) && !asked.has(d.guid));
-      const present = await context.inInbox(namespace, failed.map((d) => d.guid));
+      const present = await context.inInbox(
+        namespace,
+        failed.map((d) => d.guid),
+      );
       let redelivered = 0;
       for (const [i, delivery] of failed.entries()) {
         if (present[i] || asked.has(delivery.guid)) continue;
@@ -58,7 +69,11 @@ export class GithubReconciler implements Reconciler {
         await context.wait(rateLimitWaitMs(page.headers as Record<string, unknown>));
         await context.call(() =>
           octokit
-            .request(`POST ${base}/hooks/{hook_id}/deliveries/{delivery_id}/attempts`, { hook_id: hookId, delivery_id: delivery.id, request: this.api.deadline() })
+            .request(`POST ${base}/hooks/{hook_id}/deliveries/{delivery_id}/attempts`, {
+              hook_id: hookId,
+              delivery_id: delivery.id,
+              request: this.api.deadline(),
+            })
             .catch((error: unknown) => {
               throw githubErrorOf(error);
             }),

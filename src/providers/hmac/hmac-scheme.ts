@@ -31,7 +31,10 @@ export const hmacSettingsSchema = z
         /** Several entries in one header, split on this (`,` or ` `). */
         separator: z.string().min(1).optional(),
         /** Entries are `key=value` (Stripe `t=..,v1=..`, Paddle `ts=..;h1=..`): the signatures' key, and the timestamp's if it is there. */
-        pairs: z.object({ signature: z.string().min(1), timestamp: z.string().min(1).optional() }).strict().optional(),
+        pairs: z
+          .object({ signature: z.string().min(1), timestamp: z.string().min(1).optional() })
+          .strict()
+          .optional(),
       })
       .strict(),
     /** What is signed: the body, or a template of `{timestamp}`, `{id}` and `{body}` with literal separators. */

@@ -63,7 +63,9 @@ describe('HmacProvider.configure: one line per mistake', () => {
     expect(provider.configure(endpoint(base, { expect: { team: 'T1' } }))).toEqual([
       'expect.team: for provider hmac, expect keys are JSON pointers into the body (e.g. "/team_id")',
     ]);
-    expect(provider.configure(endpoint({ ...base, secret: { encoding: 'base64', prefix: 'whsec_' } }))).toEqual(['secrets "a": not base64 after the prefix "whsec_"']);
+    expect(provider.configure(endpoint({ ...base, secret: { encoding: 'base64', prefix: 'whsec_' } }))).toEqual([
+      'secrets "a": not base64 after the prefix "whsec_"',
+    ]);
   });
 });
 
@@ -78,7 +80,11 @@ describe('HmacProvider.verify: algorithms and encodings', () => {
     const config = endpoint({ ...base, algorithm, signature: { header: 'X-Sig', encoding, prefix: `${algorithm}=` } });
     expect(provider.configure(config)).toEqual([]);
     const signature = `${algorithm}=${createHmac(algorithm, 'secret-a').update(body).digest(encoding)}`;
-    expect(provider.verify({ headers: { 'x-sig': signature }, rawBody: body }, config, new Date())).toMatchObject({ eventId: 'e1', eventType: 't', verifiedWith: 'a' });
+    expect(provider.verify({ headers: { 'x-sig': signature }, rawBody: body }, config, new Date())).toMatchObject({
+      eventId: 'e1',
+      eventType: 't',
+      verifiedWith: 'a',
+    });
     expect(() => provider.verify({ headers: { 'x-sig': signature.replace(/.$/, 'A') }, rawBody: body }, config, new Date())).toThrow();
   });
 

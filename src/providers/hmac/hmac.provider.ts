@@ -51,15 +51,20 @@ export class HmacProvider implements WebhookProvider {
     if (ts) {
       const sources = [ts.header, ts.inSignature, ts.pointer].filter((s) => s !== undefined).length;
       if (sources !== 1) problems.push('settings.timestamp: name exactly one of "header", "inSignature" or "pointer"');
-      if (ts.inSignature && !settings.signature.pairs?.timestamp) problems.push('settings.timestamp.inSignature: needs settings.signature.pairs.timestamp');
+      if (ts.inSignature && !settings.signature.pairs?.timestamp)
+        problems.push('settings.timestamp.inSignature: needs settings.signature.pairs.timestamp');
       if ((ts.header || ts.inSignature) && !signs('timestamp')) {
-        problems.push('settings.timestamp: a timestamp outside the body must be in settings.signed.template as {timestamp}, or it proves nothing');
+        problems.push(
+          'settings.timestamp: a timestamp outside the body must be in settings.signed.template as {timestamp}, or it proves nothing',
+        );
       }
-      if (ts.pointer && signs('timestamp')) problems.push('settings.signed.template: {timestamp} cannot come from the body it signs; use a header');
+      if (ts.pointer && signs('timestamp'))
+        problems.push('settings.signed.template: {timestamp} cannot come from the body it signs; use a header');
     } else if (signs('timestamp')) {
       problems.push('settings.signed.template: uses {timestamp} but settings.timestamp is not set');
     }
-    if (signs('id') && !('header' in settings.eventId)) problems.push('settings.signed.template: uses {id} but settings.eventId is not a header');
+    if (signs('id') && !('header' in settings.eventId))
+      problems.push('settings.signed.template: uses {id} but settings.eventId is not a header');
     if ('header' in settings.eventId && !signs('id') && !settings.eventId.unsigned) {
       problems.push(
         `settings.eventId: header "${settings.eventId.header}" is not signed; say "unsigned": true to use it anyway (a captured body could then be replayed under a new id)`,
@@ -78,7 +83,10 @@ export class HmacProvider implements WebhookProvider {
     for (const secret of endpoint.secrets) {
       const key = secretKey(secret.value, settings.secret);
       // The value is never echoed: only the label.
-      if (!key) problems.push(`secrets "${secret.label}": not ${settings.secret.encoding}${settings.secret.prefix ? ` after the prefix "${settings.secret.prefix}"` : ''}`);
+      if (!key)
+        problems.push(
+          `secrets "${secret.label}": not ${settings.secret.encoding}${settings.secret.prefix ? ` after the prefix "${settings.secret.prefix}"` : ''}`,
+        );
       else keys.set(secret.label, key);
     }
     if (problems.length === 0) this.schemes.set(endpoint.id, { settings, parts, keys, expectPointers });
@@ -170,7 +178,8 @@ function readSignatureHeader(request: WebhookRequest, settings: HmacSettings): {
   if (signature.prefix) entries = entries.filter((e) => e.startsWith(signature.prefix!)).map((e) => e.slice(signature.prefix!.length));
   const shape = signature.encoding === 'hex' ? /^(?:[0-9a-fA-F]{2})+$/ : /^[A-Za-z0-9+/_-]+={0,2}$/;
   const signatures = entries.filter((e) => shape.test(e)).map((e) => Buffer.from(e, signature.encoding));
-  if (signatures.length === 0) throw new UnauthorizedError('unsupported_signature_version', `no signature in ${signature.header} in the configured form`);
+  if (signatures.length === 0)
+    throw new UnauthorizedError('unsupported_signature_version', `no signature in ${signature.header} in the configured form`);
   return { signatures, pairTimestamp };
 }
 

@@ -2,7 +2,14 @@ import { EndpointConfig } from '../../config/app-config';
 import { UnauthorizedError } from '../../common/errors';
 import { hmacSha256, signingSecret } from '../hmac-signature';
 import { SecretForm } from '../../ingestion/secret-form';
-import { header, headerIdentity, VerifiedEvent, WebhookProvider, WebhookProviderFor, WebhookRequest } from '../../ingestion/webhook-provider';
+import {
+  header,
+  headerIdentity,
+  VerifiedEvent,
+  WebhookProvider,
+  WebhookProviderFor,
+  WebhookRequest,
+} from '../../ingestion/webhook-provider';
 
 /**
  * Shopify: `X-Shopify-Hmac-Sha256` is the base64 HMAC-SHA256 of the body with

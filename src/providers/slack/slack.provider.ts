@@ -50,7 +50,13 @@ export class SlackProvider implements WebhookProvider {
       // No event_id: the minute it is about identifies it, so a retry of the notice is a duplicate.
       const minute = body.minute_rate_limited;
       if (!Number.isSafeInteger(minute)) throw new BadRequestError('missing_event_id', 'app_rate_limited without minute_rate_limited');
-      return { eventId: `app_rate_limited:${String(minute)}`, eventType: 'app_rate_limited', namespace, verifiedWith: secret.label, source };
+      return {
+        eventId: `app_rate_limited:${String(minute)}`,
+        eventType: 'app_rate_limited',
+        namespace,
+        verifiedWith: secret.label,
+        source,
+      };
     }
     if (body.event_id === undefined) throw new BadRequestError('missing_event_id', 'event_id is missing');
     const event = body.event as Record<string, unknown> | undefined;

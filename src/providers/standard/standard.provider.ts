@@ -52,7 +52,9 @@ export class StandardWebhooksProvider implements WebhookProvider {
     // The id is signed content: without it no signature can verify, so it is an authentication failure.
     if (id === undefined) throw new UnauthorizedError('missing_event_id', 'webhook-id header is missing');
     const timestamp = secondsHeader(h('timestamp'), 'webhook-timestamp');
-    const secret = signingSecret(endpoint, now, v1, (s) => hmacSha256(standardSecretKey(s.value), id, '.', timestamp, '.', request.rawBody));
+    const secret = signingSecret(endpoint, now, v1, (s) =>
+      hmacSha256(standardSecretKey(s.value), id, '.', timestamp, '.', request.rawBody),
+    );
     requireRecent(Number(timestamp) * 1000, endpoint, now, 'webhook-timestamp');
 
     const eventId = requireIdentifier(id, 'invalid_event_id');

@@ -22,7 +22,11 @@ export class StripeApi {
         timeout: this.config.providerApi.timeoutMs,
         telemetry: false,
         appInfo: { name: 'webhook-inbox' },
-        ...(url && { protocol: url.protocol.slice(0, -1) as 'http' | 'https', host: url.hostname, port: url.port || (url.protocol === 'https:' ? 443 : 80) }),
+        ...(url && {
+          protocol: url.protocol.slice(0, -1) as 'http' | 'https',
+          host: url.hostname,
+          port: url.port || (url.protocol === 'https:' ? 443 : 80),
+        }),
       });
       this.clients.set(endpoint.id, client);
     }

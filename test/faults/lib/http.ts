@@ -44,7 +44,13 @@ export function send(url: string, options: SendOptions = {}): Promise<HttpResult
     const fail = (error: string) => finish({ status: 0, headers: {}, text: '', json: undefined, error });
     const target = new URL(url);
     const req = request(
-      { host: target.hostname, port: target.port, path: target.pathname + target.search, method: options.method ?? 'GET', agent: options.agent ?? keepAlive },
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname + target.search,
+        method: options.method ?? 'GET',
+        agent: options.agent ?? keepAlive,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

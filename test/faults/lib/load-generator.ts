@@ -193,7 +193,13 @@ export class LoadGenerator {
   }
 
   private async createOrder(order: PlannedOrder): Promise<boolean> {
-    const body = JSON.stringify({ tenantId: TENANT, id: order.id, totalMinor: order.amount, currency: order.currency, customerEmail: order.email });
+    const body = JSON.stringify({
+      tenantId: TENANT,
+      id: order.id,
+      totalMinor: order.amount,
+      currency: order.currency,
+      customerEmail: order.email,
+    });
     const deadline = Date.now() + 120_000;
     for (let attempt = 0; Date.now() < deadline; attempt++) {
       const res = await send(`${this.target().url}/admin/orders`, {
@@ -257,7 +263,8 @@ export class LoadGenerator {
         this.stats.violations.push(`event ${event.id}: a copy after the acknowledgement got ${res.json?.status}`);
       }
       if (res.status === 200) this.record200(res);
-      else if (res.status !== 0 && res.status < 500) this.stats.violations.push(`event ${event.id} copy: ${res.status} ${res.json?.reason}`);
+      else if (res.status !== 0 && res.status < 500)
+        this.stats.violations.push(`event ${event.id} copy: ${res.status} ${res.json?.reason}`);
     }
   }
 

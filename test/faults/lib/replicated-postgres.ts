@@ -56,7 +56,12 @@ class Server {
 
   configure(settings: Record<string, string | number>): void {
     // Appended: a later line wins over the copy pg_basebackup took of the primary's.
-    appendFileSync(join(this.dir, 'postgresql.conf'), Object.entries(settings).map(([k, v]) => `${k} = '${v}'\n`).join(''));
+    appendFileSync(
+      join(this.dir, 'postgresql.conf'),
+      Object.entries(settings)
+        .map(([k, v]) => `${k} = '${v}'\n`)
+        .join(''),
+    );
   }
 
   start(): Promise<void> {
@@ -108,7 +113,18 @@ export class ReplicatedPostgres {
       letPostgresUserTraverse(this.dir);
       chownSync(this.dir, this.uid(), this.gid());
     }
-    await pgTool('initdb', ['-D', this.primary.dir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-locale', '--no-sync', '--no-instructions']);
+    await pgTool('initdb', [
+      '-D',
+      this.primary.dir,
+      '-U',
+      'postgres',
+      '--auth=trust',
+      '-E',
+      'UTF8',
+      '--no-locale',
+      '--no-sync',
+      '--no-instructions',
+    ]);
     this.primary.port = await freePort();
     this.primary.configure({
       port: this.primary.port,
@@ -123,7 +139,20 @@ export class ReplicatedPostgres {
     await this.primary.start();
     await this.primary.query('CREATE DATABASE faults', [], 'postgres');
 
-    await pgTool('pg_basebackup', ['-h', '127.0.0.1', '-p', String(this.primary.port), '-U', 'postgres', '-D', this.standby.dir, '-R', '-X', 'stream', '--checkpoint=fast']);
+    await pgTool('pg_basebackup', [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(this.primary.port),
+      '-U',
+      'postgres',
+      '-D',
+      this.standby.dir,
+      '-R',
+      '-X',
+      'stream',
+      '--checkpoint=fast',
+    ]);
     this.standby.port = await freePort();
     // Once promoted it has no standby of its own: with '*' here every commit would wait for one forever.
     this.standby.configure({ port: this.standby.port, synchronous_standby_names: '' });
@@ -166,7 +195,13 @@ export class ReplicatedPostgres {
     const postmaster = this.primary.postmasterPid();
     this.primaryKilled = true;
     const { stdout } = await run('ps', ['-o', 'pid=', '--ppid', String(postmaster)]);
-    for (const pid of [postmaster, ...stdout.split('\n').map(Number).filter((p) => p > 0)]) {
+    for (const pid of [
+      postmaster,
+      ...stdout
+        .split('\n')
+        .map(Number)
+        .filter((p) => p > 0),
+    ]) {
       try {
         process.kill(pid, 'SIGKILL');
       } catch {
@@ -185,7 +220,8 @@ export class ReplicatedPostgres {
     if (this.paused !== undefined && !this.primaryKilled) process.kill(this.paused, 'SIGCONT');
     // A killed primary's pid file stays behind, and its pid may belong to another process by now.
     for (const server of this.primaryKilled ? [this.standby] : [this.standby, this.primary]) {
-      if (existsSync(join(server.dir, 'postmaster.pid'))) await pgTool('pg_ctl', ['stop', '-m', 'immediate', '-D', server.dir]).catch(() => undefined);
+      if (existsSync(join(server.dir, 'postmaster.pid')))
+        await pgTool('pg_ctl', ['stop', '-m', 'immediate', '-D', server.dir]).catch(() => undefined);
     }
     rmSync(this.dir, { recursive: true, force: true });
   }

@@ -30,13 +30,21 @@ export class Report {
       const total = [...this.hostile.values()].reduce((n, r) => n + r.n, 0);
       out.push(`hostile inputs     ${total} requests by category (outcome x count), unexpected answers flagged with !`);
       for (const [category, row] of this.hostile) {
-        const outcomes = [...row.outcomes].sort((a, b) => b[1] - a[1]).map(([o, n]) => `${o} x${n}`).join(', ');
-        out.push(`  ${row.unexpected ? '!' : ' '} ${category.padEnd(40)} ${String(row.n).padStart(4)}  ${outcomes}${row.unexpected ? `  (${row.unexpected} unexpected)` : ''}`);
+        const outcomes = [...row.outcomes]
+          .sort((a, b) => b[1] - a[1])
+          .map(([o, n]) => `${o} x${n}`)
+          .join(', ');
+        out.push(
+          `  ${row.unexpected ? '!' : ' '} ${category.padEnd(40)} ${String(row.n).padStart(4)}  ${outcomes}${row.unexpected ? `  (${row.unexpected} unexpected)` : ''}`,
+        );
       }
     }
     out.push('invariants');
     for (const c of this.checks) out.push(`  ${c.ok ? 'PASS' : 'FAIL'}  ${c.name}${c.detail ? ` - ${c.detail}` : ''}`);
-    out.push(`RESULT: ${this.failed ? 'FAIL' : 'PASS'} (${this.checks.filter((c) => c.ok).length}/${this.checks.length} invariants hold)`, '');
+    out.push(
+      `RESULT: ${this.failed ? 'FAIL' : 'PASS'} (${this.checks.filter((c) => c.ok).length}/${this.checks.length} invariants hold)`,
+      '',
+    );
     process.stdout.write(out.join('\n') + '\n');
   }
 }

@@ -117,7 +117,12 @@ export function createFleet(count: number, env: Record<string, string>, logDir: 
  * `GET /admin/destinations` of one instance started outside production (where a
  * destination without a URL goes to the dev sink instead of stopping the start).
  */
-export async function registeredDestinations(env: Record<string, string>, logDir: string, main: string, operatorToken: string): Promise<string[]> {
+export async function registeredDestinations(
+  env: Record<string, string>,
+  logDir: string,
+  main: string,
+  operatorToken: string,
+): Promise<string[]> {
   const { NODE_ENV: _production, ...dev } = env;
   const probe = new ServiceInstance('destinations-probe', { ...dev, ROLES: 'api' }, join(logDir, 'destinations-probe.log'), main);
   await probe.start();
