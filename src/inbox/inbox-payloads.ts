@@ -62,16 +62,21 @@ export class InboxPayloads {
   /** The parsed payload of a row (null when purged), or why it cannot be read; never one too deep for a walk. */
   open(row: SealedRow & { payload: unknown }): OpenedPayload {
     if (row.payload_sealed == null) return valueDepthExceeds(row.payload) ? TOO_DEEP : { ok: true, payload: row.payload ?? null };
-    const text = this.openSealed(row);
-    if (!text.ok) return text;
-    return jsonDepthExceeds(text.payload as string) ? TOO_DEEP : { ok: true, payload: JSON.parse(text.payload as string) };
+    const plain = this.decrypt(row);
+    if (!plain.ok) return plain;
+    // The depth scan reads the decrypted bytes themselves: no second encoding of the text.
+    return jsonDepthExceeds(plain.payload) ? TOO_DEEP : { ok: true, payload: JSON.parse(plain.payload.toString('utf8')) };
   }
 
   /** The JSON text of a sealed payload, or why it cannot be read. */
   openSealed(row: SealedRow): OpenedPayload {
+    const plain = this.decrypt(row);
+    return plain.ok ? { ok: true, payload: plain.payload.toString('utf8') } : plain;
+  }
+
+  private decrypt(row: SealedRow): { ok: true; payload: Buffer } | Extract<OpenedPayload, { ok: false }> {
     try {
-      const plain = this.ring.open(row.payload_key_id ?? '', row.payload_sealed!, context(row.source_scope, row.event_id));
-      return { ok: true, payload: plain.toString('utf8') };
+      return { ok: true, payload: this.ring.open(row.payload_key_id ?? '', row.payload_sealed!, context(row.source_scope, row.event_id)) };
     } catch (error) {
       if (error instanceof UnknownKeyError) return { ok: false, reason: 'payload_key_unknown', message: error.message };
       if (error instanceof SealBrokenError) return { ok: false, reason: 'payload_decryption_failed', message: error.message };
