@@ -253,19 +253,7 @@ export const PURGE_PAYLOADS = `
  * do) nor quarantined (an operator's decision is still open). The identity's
  * attempt history goes with it.
  */
-export const DELETE_IDENTITIES = `
-  WITH gone AS (
-    DELETE FROM webhook_inbox
-     WHERE id IN (SELECT id FROM webhook_inbox
-                   WHERE received_at < $1 AND status IN ('done', 'ignored')
-                   ORDER BY received_at, id
-                   LIMIT $2
-                     FOR UPDATE SKIP LOCKED)
-    RETURNING id
-  ), history AS (
-    DELETE FROM webhook_inbox_attempts WHERE inbox_id IN (SELECT id FROM gone)
-  )
-  SELECT count(*)::int AS n FROM gone`;
+export const DELETE_IDENTITIES = deleteOldestReceived(`received_at < $1 AND status IN ('done', 'ignored')`);
 
 /**
  * Deletes up to $2 quarantined events received before $1 and quarantined before $1
@@ -273,11 +261,15 @@ export const DELETE_IDENTITIES = `
  * attempt history. Once settled identities are gone, rows received before $1 are
  * only open ones, so the scan of webhook_inbox_received stays short.
  */
-export const DELETE_ABANDONED = `
+export const DELETE_ABANDONED = deleteOldestReceived(`received_at < $1 AND status = 'quarantined' AND completed_at < $1`);
+
+/** One retention batch: up to $2 inbox rows matching `where`, oldest received first (webhook_inbox_received), with their attempts. */
+function deleteOldestReceived(where: string): string {
+  return `
   WITH gone AS (
     DELETE FROM webhook_inbox
      WHERE id IN (SELECT id FROM webhook_inbox
-                   WHERE received_at < $1 AND status = 'quarantined' AND completed_at < $1
+                   WHERE ${where}
                    ORDER BY received_at, id
                    LIMIT $2
                      FOR UPDATE SKIP LOCKED)
@@ -286,6 +278,7 @@ export const DELETE_ABANDONED = `
     DELETE FROM webhook_inbox_attempts WHERE inbox_id IN (SELECT id FROM gone)
   )
   SELECT count(*)::int AS n FROM gone`;
+}
 
 // ---- Payload keys (maintenance role and admin, through InboxService) ----
 

@@ -225,19 +225,7 @@ export const WRITE_DESTINATION = `
  * The order's status, not this row, keeps a later event from repeating the effect.
  * The entry's attempt history goes with it.
  */
-export const PRUNE_DELIVERED = `
-  WITH gone AS (
-    DELETE FROM outbox
-     WHERE id IN (SELECT id FROM outbox
-                   WHERE created_at < $1 AND status = 'delivered' AND delivered_at < $1
-                   ORDER BY created_at, id
-                   LIMIT $2
-                     FOR UPDATE SKIP LOCKED)
-    RETURNING id
-  ), history AS (
-    DELETE FROM outbox_attempts WHERE outbox_id IN (SELECT id FROM gone)
-  )
-  SELECT count(*)::int AS n FROM gone`;
+export const PRUNE_DELIVERED = pruneOldestCreated(`o.created_at < $1 AND o.status = 'delivered' AND o.delivered_at < $1`);
 
 /**
  * Deletes up to $2 dead or unresolved entries created before $1
@@ -245,14 +233,18 @@ export const PRUNE_DELIVERED = `
  * their attempt history. Never one that still holds a later entry of its aggregate
  * back: deleting it would release an operation the operator has not decided on.
  */
-export const PRUNE_ABANDONED = `
+export const PRUNE_ABANDONED = pruneOldestCreated(`o.created_at < $1 AND o.status IN ('dead', 'unresolved')
+                     AND NOT EXISTS (SELECT 1 FROM outbox n
+                                      WHERE o.aggregate IS NOT NULL AND n.tenant_id = o.tenant_id AND n.aggregate = o.aggregate
+                                        AND n.aggregate_seq > o.aggregate_seq AND n.status IN ('pending', 'delivering'))`);
+
+/** One retention batch: up to $2 entries `o` matching `where`, oldest created first (outbox_created), with their attempts. */
+function pruneOldestCreated(where: string): string {
+  return `
   WITH gone AS (
     DELETE FROM outbox
      WHERE id IN (SELECT o.id FROM outbox o
-                   WHERE o.created_at < $1 AND o.status IN ('dead', 'unresolved')
-                     AND NOT EXISTS (SELECT 1 FROM outbox n
-                                      WHERE o.aggregate IS NOT NULL AND n.tenant_id = o.tenant_id AND n.aggregate = o.aggregate
-                                        AND n.aggregate_seq > o.aggregate_seq AND n.status IN ('pending', 'delivering'))
+                   WHERE ${where}
                    ORDER BY o.created_at, o.id
                    LIMIT $2
                      FOR UPDATE SKIP LOCKED)
@@ -261,6 +253,7 @@ export const PRUNE_ABANDONED = `
     DELETE FROM outbox_attempts WHERE outbox_id IN (SELECT id FROM gone)
   )
   SELECT count(*)::int AS n FROM gone`;
+}
 
 // ---- Erasure (an operator's use case in the orders module, in its transaction) ----
 
