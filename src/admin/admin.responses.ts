@@ -195,6 +195,27 @@ export const auditRecord = named(
 
 export const auditRecordPage = page('AuditRecordPage', auditRecord);
 
+// ---- Rejected-request log ----
+
+export const rejection = named(
+  'Rejection',
+  obj({
+    id: z.string(),
+    at: instant,
+    endpointId: z.string(),
+    tenantId: z.string(),
+    provider: z.string(),
+    reason: z.string().describe('the stable `reason` the request was answered with'),
+    httpStatus: z.number(),
+    remoteAddress: z.string().describe('the client as the intake budget sees it (INGEST_TRUSTED_PROXIES; IPv6 by its /64)'),
+    declaredBytes: z.number().nullable().describe('the Content-Length the client declared'),
+    receivedBytes: z.number().nullable().describe('body bytes read before the refusal; null when refused before the end of the body'),
+    unloggedBefore: z.number().describe("this endpoint's rejections since the previous row that the log did not keep (sampling)"),
+  }),
+);
+
+export const rejectionPage = page('RejectionPage', rejection);
+
 export const erasureResult = named(
   'ErasureResult',
   obj({

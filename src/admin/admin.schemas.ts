@@ -117,6 +117,18 @@ export const auditListQuery = z
   })
   .strict();
 
+/** Query of GET /admin/rejections (the rejected-request log). */
+export const rejectionListQuery = z
+  .object({
+    endpoint: label.optional(),
+    reason: label.optional(),
+    from: instant.optional(),
+    to: instant.optional(),
+    limit,
+    cursor,
+  })
+  .strict();
+
 /**
  * Parses input with a schema; a failure is a 400 whose reason names what was wrong
  * (`byField[top-level key]`, else `fallback`) and lists the offending fields, never
