@@ -74,6 +74,36 @@ export const inboxEventPage = page('InboxEventPage', inboxEvent);
 
 export const inboxStatusChange = statusChange('InboxStatusChange', z.enum(INBOX_STATUSES));
 
+const tableWrites = obj({ inserted: z.number(), updated: z.number(), deleted: z.number() });
+
+export const effectPreview = named(
+  'EffectPreview',
+  obj({
+    id: z.string(),
+    eventType: z.string(),
+    status: z.enum(INBOX_STATUSES),
+    replayRefusal: z
+      .enum(['not_replayable', 'payload_purged', 'source_not_accepted', 'event_type_not_accepted', 'source_facts_missing', 'endpoint_not_configured'])
+      .nullable()
+      .describe('why a replay of it would be refused; null: it would run'),
+    confirmRead: z
+      .enum(['not_needed', 'stored_reading', 'skipped'])
+      .describe(
+        "the provider read the worker makes first: not needed; previewed with the reading stored at the last processing; or skipped (previewed from the body: the preview never calls a provider)",
+      ),
+    outcome: obj({
+      status: z.enum(['done', 'ignored', 'quarantined', 'retry']),
+      reason: z.string().nullable(),
+      handler: z.string().nullable(),
+    }).describe('what the worker would record'),
+    transitions: z.array(obj({ tenantId: z.string(), orderId: z.string(), from: z.string(), to: z.string() })),
+    operations: z
+      .array(obj({ operationKey: z.string(), destination: z.string(), operationType: z.string(), aggregate: z.string().nullable() }))
+      .describe('outbox entries it would write (an operation key already present is not written again)'),
+    writes: z.record(z.string(), tableWrites).describe('every row it would write, by table'),
+  }),
+);
+
 export const bulkReplayResult = named(
   'BulkReplayResult',
   obj({
@@ -87,6 +117,7 @@ export const bulkReplayResult = named(
       source_facts_missing: z.number().optional(),
       endpoint_not_configured: z.number().optional(),
     }).describe('rows left alone because their endpoint refuses them, by refusal'),
+    previews: z.array(effectPreview).optional().describe('dry run: the effect preview of the first 20 events that would run'),
   }),
 );
 
