@@ -22,7 +22,7 @@ export interface Rejection {
   endpointId: string;
   tenantId: string;
   provider: string;
-  /** The stable `reason` the request was answered with (bad_signature, stale_timestamp, payload_too_large, ...). */
+  /** The stable `reason` the request was answered with (invalid_signature, timestamp_out_of_tolerance, body_too_large, ...). */
   reason: string;
   httpStatus: number;
   /** The client as the intake budget sees it (INGEST_TRUSTED_PROXIES; an IPv6 client by its /64). */
