@@ -57,7 +57,17 @@ import { Squeeze } from './lib/squeeze';
 import { DELETE_IDENTITIES, PURGE_PAYLOADS } from '../src/inbox/inbox.queries';
 import { PRUNE_DELIVERED } from '../src/outbox/outbox.queries';
 import { RETENTION_BATCH_SIZE, RETENTION_MAX_BATCHES } from '../src/retention/retention.service';
-import { describeFlood, FLOOD_REQUESTS, FLOOD_SECONDS, FloodResult, LOG_ALL, LOG_OFF, LOG_ON, rejectionFlood, VALID_PER_SECOND } from './lib/rejection-flood';
+import {
+  describeFlood,
+  FLOOD_REQUESTS,
+  FLOOD_SECONDS,
+  FloodResult,
+  LOG_ALL,
+  LOG_OFF,
+  LOG_ON,
+  rejectionFlood,
+  VALID_PER_SECOND,
+} from './lib/rejection-flood';
 
 /** One key ring for the encryption stages: the service gets it as PAYLOAD_KEYS, the drain's seeding seals with it. */
 const BENCH_KEY = { id: 'bench', key: randomBytes(32) };

@@ -19,7 +19,10 @@ export interface FloodVariant {
 export const LOG_OFF: FloodVariant = { label: 'log off (REJECTION_LOG_PER_MINUTE=0)', env: { REJECTION_LOG_PER_MINUTE: '0' } };
 export const LOG_ON: FloodVariant = { label: 'log on (defaults: 60 per endpoint and minute)', env: {} };
 /** What the bound buys: every rejection kept (the log's largest setting). */
-export const LOG_ALL: FloodVariant = { label: 'log unbounded (REJECTION_LOG_PER_MINUTE=60000)', env: { REJECTION_LOG_PER_MINUTE: '60000' } };
+export const LOG_ALL: FloodVariant = {
+  label: 'log unbounded (REJECTION_LOG_PER_MINUTE=60000)',
+  env: { REJECTION_LOG_PER_MINUTE: '60000' },
+};
 
 export interface FloodResult {
   variant: FloodVariant;
@@ -55,7 +58,9 @@ export async function rejectionFlood(server: BenchServer, variant: FloodVariant,
       paced(valid, VALID_PER_SECOND, seconds, (i) =>
         signRequest('stripe', BENCH_STRIPE_SECRET, payload(`evt_${randomBytes(8).toString('hex')}_${i}`, `o${i}`)),
       ),
-      paced(hostile, flood / seconds, seconds, (i) => signRequest('stripe', 'whsec_not_the_endpoint_secret', payload(`evt_bad_${i}`, `b${i}`))),
+      paced(hostile, flood / seconds, seconds, (i) =>
+        signRequest('stripe', 'whsec_not_the_endpoint_secret', payload(`evt_bad_${i}`, `b${i}`)),
+      ),
     ]);
     // The log writes once a second, off the request path: let its last batch land.
     await new Promise((r) => setTimeout(r, 2_500));

@@ -1492,6 +1492,13 @@ export interface operations {
                     "application/json": components["schemas"]["EffectPreview"];
                 };
             };
+            /** @description `invalid_id` or `invalid_body` (the body carries nothing) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description `missing_token` or `invalid_token` */
             401: {
                 headers: {
@@ -1501,6 +1508,13 @@ export interface operations {
             };
             /** @description `insufficient_role` */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `inbox_event_not_found` (also for an event of a tenant outside the token) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -27,7 +27,10 @@ export function parseRoute(hash: string): Route {
   const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
   if (parts.length === 0) return { page: 'overview' };
   const [first, second] = parts;
-  if (parts.length === 1 && (first === 'inbox' || first === 'outbox' || first === 'orders' || first === 'audit' || first === 'rejections')) {
+  if (
+    parts.length === 1 &&
+    (first === 'inbox' || first === 'outbox' || first === 'orders' || first === 'audit' || first === 'rejections')
+  ) {
     return { page: first, query };
   }
   if (parts.length === 2 && first === 'inbox' && /^\d{1,19}$/.test(second)) return { page: 'event', id: second };

@@ -94,6 +94,8 @@ export class AdminInboxController {
       'computed by its handler in a transaction that is always rolled back (no provider call, no lock kept)',
   })
   @ApiZodBody(emptyBody)
+  @ApiResponse({ status: 400, description: '`invalid_id` or `invalid_body` (the body carries nothing)' })
+  @ApiResponse({ status: 404, description: '`inbox_event_not_found` (also for an event of a tenant outside the token)' })
   @ApiResponse({ status: 503, description: '`preview_busy`: a lock the preview needed is held (e.g. by a worker); retry shortly' })
   @ApiZodResponse(200, effectPreview)
   preview(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string, @Body() body: unknown) {

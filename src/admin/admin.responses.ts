@@ -83,13 +83,20 @@ export const effectPreview = named(
     eventType: z.string(),
     status: z.enum(INBOX_STATUSES),
     replayRefusal: z
-      .enum(['not_replayable', 'payload_purged', 'source_not_accepted', 'event_type_not_accepted', 'source_facts_missing', 'endpoint_not_configured'])
+      .enum([
+        'not_replayable',
+        'payload_purged',
+        'source_not_accepted',
+        'event_type_not_accepted',
+        'source_facts_missing',
+        'endpoint_not_configured',
+      ])
       .nullable()
       .describe('why a replay of it would be refused; null: it would run'),
     confirmRead: z
       .enum(['not_needed', 'stored_reading', 'skipped'])
       .describe(
-        "the provider read the worker makes first: not needed; previewed with the reading stored at the last processing; or skipped (previewed from the body: the preview never calls a provider)",
+        'the provider read the worker makes first: not needed; previewed with the reading stored at the last processing; or skipped (previewed from the body: the preview never calls a provider)',
       ),
     outcome: obj({
       status: z.enum(['done', 'ignored', 'quarantined', 'retry']),

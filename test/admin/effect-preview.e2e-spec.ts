@@ -25,7 +25,10 @@ describe('effect preview: POST /admin/inbox/:id/preview and the bulk replay dry 
   let t: TestApp;
   useTestApp(
     {
-      endpoints: [...ENDPOINTS, { id: 'stripe-globex', provider: 'stripe', tenantId: 'globex', secrets: [{ label: 'k', value: STRIPE_SECRET }] }],
+      endpoints: [
+        ...ENDPOINTS,
+        { id: 'stripe-globex', provider: 'stripe', tenantId: 'globex', secrets: [{ label: 'k', value: STRIPE_SECRET }] },
+      ],
       env: { ADMIN_TOKENS: `ops:operator:${OPERATOR_TOKEN},view:viewer:${VIEWER_TOKEN},g:operator@globex:${GLOBEX_TOKEN}` },
     },
     (started) => ({ db, t } = started),
@@ -93,7 +96,10 @@ describe('effect preview: POST /admin/inbox/:id/preview and the bulk replay dry 
   function expectSame(preview: any, replayed: any): void {
     expect(preview.transitions).toEqual(replayed.transitions);
     expect(preview.operations).toEqual(replayed.operations);
-    expect({ status: preview.outcome.status, reason: preview.outcome.reason }).toEqual({ status: replayed.status, reason: replayed.reason });
+    expect({ status: preview.outcome.status, reason: preview.outcome.reason }).toEqual({
+      status: replayed.status,
+      reason: replayed.reason,
+    });
   }
 
   it('payment_intent.succeeded: awaiting_payment -> paid, an ERP and an e-mail operation; the replay does exactly that', async () => {

@@ -127,7 +127,7 @@ export function EventPage({ api, session, id }: { api: Api; session: Session; id
 const CONFIRM_NOTE: Record<EffectPreview['confirmRead'], string | undefined> = {
   not_needed: undefined,
   stored_reading: "with the provider reading stored at its last processing (the replay reads the provider's state again)",
-  skipped: "from the body only: its endpoint confirms with a provider read, which the preview never makes",
+  skipped: 'from the body only: its endpoint confirms with a provider read, which the preview never makes',
 };
 
 /** What a replay would do now, computed by the handler in a transaction always rolled back: shown before the operator replays. */

@@ -16,8 +16,8 @@ export function Rejections({ api, query, go }: { api: Api; query: Record<string,
     <section>
       <h1>Rejected requests</h1>
       <p class="muted">
-        A sample of refused webhook requests (REJECTION_LOG_PER_MINUTE per endpoint); “not logged before” counts the refusals left out
-        since the row before. Every refusal is counted in the metric webhook_requests_total.
+        A sample of refused webhook requests (REJECTION_LOG_PER_MINUTE per endpoint); “not logged before” counts the refusals left out since
+        the row before. Every refusal is counted in the metric webhook_requests_total.
       </p>
       <form
         class="filters"
