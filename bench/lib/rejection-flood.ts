@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { loadavg } from 'node:os';
 import { Pool } from 'undici';
 import { signRequest } from '../../src/cli/sign-request';
 import { BenchServer, freshDatabase, withClient } from './database';
@@ -35,6 +36,8 @@ export interface FloodResult {
   walBytes: number;
   serviceCpuMs: number;
   postgresCpuMs: number;
+  /** The machine's 1-minute load average at the end (2 shared cores: others' work shows here). */
+  load: number;
 }
 
 /**
@@ -50,18 +53,22 @@ export async function rejectionFlood(server: BenchServer, variant: FloodVariant,
   const hostile = new Pool(origin, { connections: 32, pipelining: 1 });
   try {
     // Warm-up: the JIT and the pool's connections, before the clock.
-    await paced(valid, 200, 2, (i) => signRequest('stripe', BENCH_STRIPE_SECRET, payload(`evt_warm_${i}`, `w${i}`)));
+    await paced(
+      valid,
+      200,
+      Array.from({ length: 400 }, (_, i) => signRequest('stripe', BENCH_STRIPE_SECRET, payload(`evt_warm_${i}`, `w${i}`))),
+    );
+    const flood = Math.round((FLOOD_REQUESTS * seconds) / FLOOD_SECONDS);
+    // Signed before the clock starts: signing 13,000 requests would otherwise delay the first ones' schedule.
+    const goodRequests = Array.from({ length: VALID_PER_SECOND * seconds }, (_, i) =>
+      signRequest('stripe', BENCH_STRIPE_SECRET, payload(`evt_${randomBytes(8).toString('hex')}_${i}`, `o${i}`)),
+    );
+    const badRequests = Array.from({ length: flood }, (_, i) =>
+      signRequest('stripe', 'whsec_not_the_endpoint_secret', payload(`evt_bad_${i}`, `b${i}`)),
+    );
     const walBefore = await walLsn(db.url);
     const cpu = { service: service.cpuMs(), postgres: postgresCpuMs() };
-    const flood = Math.round((FLOOD_REQUESTS * seconds) / FLOOD_SECONDS);
-    const [good, bad] = await Promise.all([
-      paced(valid, VALID_PER_SECOND, seconds, (i) =>
-        signRequest('stripe', BENCH_STRIPE_SECRET, payload(`evt_${randomBytes(8).toString('hex')}_${i}`, `o${i}`)),
-      ),
-      paced(hostile, flood / seconds, seconds, (i) =>
-        signRequest('stripe', 'whsec_not_the_endpoint_secret', payload(`evt_bad_${i}`, `b${i}`)),
-      ),
-    ]);
+    const [good, bad] = await Promise.all([paced(valid, VALID_PER_SECOND, goodRequests), paced(hostile, flood / seconds, badRequests)]);
     // The log writes once a second, off the request path: let its last batch land.
     await new Promise((r) => setTimeout(r, 2_500));
     const serviceCpuMs = service.cpuMs() - cpu.service;
@@ -83,6 +90,7 @@ export async function rejectionFlood(server: BenchServer, variant: FloodVariant,
       walBytes,
       serviceCpuMs,
       postgresCpuMs: pgCpuMs,
+      load: loadavg()[0],
     };
   } finally {
     await valid.close();
@@ -92,15 +100,13 @@ export async function rejectionFlood(server: BenchServer, variant: FloodVariant,
   }
 }
 
-/** Sends `rate` requests a second for `seconds` (open loop: the schedule does not wait for answers). */
+/** Sends `requests` at `rate` a second (open loop: the schedule does not wait for answers). */
 async function paced(
   pool: Pool,
   rate: number,
-  seconds: number,
-  sign: (i: number) => { headers: Record<string, string>; body: string },
+  requests: { headers: Record<string, string>; body: string }[],
 ): Promise<{ latencies: number[]; statuses: number[] }> {
-  const count = Math.round(rate * seconds);
-  const requests = Array.from({ length: count }, (_, i) => sign(i));
+  const count = requests.length;
   const latencies: number[] = [];
   const statuses: number[] = [];
   const inflight: Promise<void>[] = [];
@@ -133,6 +139,6 @@ export function describeFlood(r: FloodResult): string {
   return (
     `valid: p50 ${r.valid.p50} ms, p99 ${r.valid.p99} ms (${r.valid.ok}/${r.valid.sent} accepted); ` +
     `${r.rejected} rejected; log: ${r.rows} rows, ${round(r.tableBytes / 1024, 0)} KiB (table and indexes); ` +
-    `WAL of the stage ${round(r.walBytes / 1024 / 1024, 2)} MiB; CPU: service ${round(r.serviceCpuMs / 1000, 1)} s, PostgreSQL ${round(r.postgresCpuMs / 1000, 1)} s`
+    `WAL of the stage ${round(r.walBytes / 1024 / 1024, 2)} MiB; CPU: service ${round(r.serviceCpuMs / 1000, 1)} s, PostgreSQL ${round(r.postgresCpuMs / 1000, 1)} s; load average ${round(r.load, 1)}`
   );
 }
