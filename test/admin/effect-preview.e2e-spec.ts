@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import request from 'supertest';
+import { FakeStripeApi } from '../support/fake-stripe-api';
 import { TestDatabase } from '../support/test-database';
 import { OPERATOR_TOKEN, TestApp, useTestApp, VIEWER_TOKEN } from '../support/test-app';
 import {
@@ -253,5 +254,56 @@ describe('effect preview: POST /admin/inbox/:id/preview and the bulk replay dry 
       'quarantined',
     );
     expect((await orderRow(db, 'pv-bulk')).status).toBe('awaiting_payment');
+  });
+});
+
+/** An endpoint that confirms transitions by a read of Stripe's API: the preview never makes that read. */
+describe('effect preview of an endpoint with confirm reads', () => {
+  const API_KEY = 'sk_test_preview_0123456789SECRETKEY';
+  let db: TestDatabase;
+  let t: TestApp;
+  let stripe: FakeStripeApi;
+  // Before the app's own beforeAll: its endpoint names the fake's address.
+  beforeAll(async () => {
+    stripe = await new FakeStripeApi(API_KEY).start();
+  }, 30_000);
+  useTestApp(
+    () => ({
+      endpoints: [
+        {
+          id: 'stripe-acme',
+          provider: 'stripe',
+          tenantId: 'acme',
+          secrets: [{ label: 'current', value: STRIPE_SECRET }],
+          api: { env: 'STRIPE_API_KEY_ACME', baseUrl: stripe.url },
+        },
+      ],
+      env: { STRIPE_API_KEY_ACME: API_KEY, PROVIDER_API_READS_PER_SECOND: '1000' },
+    }),
+    (started) => ({ db, t } = started),
+  );
+  afterAll(async () => {
+    await stripe?.stop();
+  });
+
+  it('previews from the body when no reading is stored, from the stored reading otherwise; no call to Stripe either way', async () => {
+    await createOrder(t, 'cf-1', 1000);
+    stripe.addPayment('pi_cf-1', { amount: 1000, currency: 'eur', orderId: 'cf-1' });
+    const fresh = paymentIntentEvent('payment_intent.succeeded', { orderId: 'cf-1' });
+    await postStripe(t, fresh);
+    const { id } = await inboxRow(db, fresh.id as string);
+    expect((await request(t.url).post(`/admin/inbox/${id}/quarantine`).set(op).send({ reason: 'hold' })).status).toBe(200);
+    const calls = stripe.calls.length;
+    const skipped = await request(t.url).post(`/admin/inbox/${id}/preview`).set(op).send({});
+    expect(skipped.body).toMatchObject({ confirmRead: 'skipped', outcome: { status: 'done' }, transitions: [{ to: 'paid' }] });
+    expect(stripe.calls.length).toBe(calls);
+
+    // Replayed and processed: the worker reads Stripe once and stores the reading on the row.
+    expect((await request(t.url).post(`/admin/inbox/${id}/replay`).set(op).send({ reason: 'go' })).status).toBe(200);
+    await drain(t);
+    expect(stripe.calls.length).toBe(calls + 1);
+    const stored = await request(t.url).post(`/admin/inbox/${id}/preview`).set(op).send({});
+    expect(stored.body).toMatchObject({ confirmRead: 'stored_reading', outcome: { status: 'done' }, transitions: [], operations: [] });
+    expect(stripe.calls.length).toBe(calls + 1);
   });
 });
