@@ -400,7 +400,8 @@ const PRESETS: Preset[] = [
           new SnsMessageValidator(/^localhost:\d+$/).validate(JSON.parse(d.body), (e) => resolve(!e)),
         );
       } finally {
-        globalAgent.options.ca = saved;
+        if (saved === undefined) delete globalAgent.options.ca;
+        else globalAgent.options.ca = saved;
       }
     },
     eventId: (n) => `sns-${n}`,

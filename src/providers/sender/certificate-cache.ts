@@ -1,5 +1,5 @@
 import { KeyObject, X509Certificate } from 'node:crypto';
-import { get } from 'node:https';
+import { Agent, get } from 'node:https';
 import { rootCertificates } from 'node:tls';
 import { ServiceUnavailableError, UnauthorizedError } from '../../common/errors';
 
@@ -82,7 +82,9 @@ function requireAllowed(url: string, source: CertificateSource): void {
 function fetchText(url: string, ca?: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const unavailable = () => reject(new ServiceUnavailableError('certificate_unavailable', 30));
-    const req = get(url, { timeout: FETCH_TIMEOUT_MS, ca: ca ? [...rootCertificates, ca] : undefined }, (res) => {
+    // An agent of its own: the global agent's options would override the trust given here.
+    const agent = new Agent({ keepAlive: false, ca: ca ? [...rootCertificates, ca] : undefined });
+    const req = get(url, { timeout: FETCH_TIMEOUT_MS, agent }, (res) => {
       if (res.statusCode !== 200) {
         res.resume();
         return unavailable();
