@@ -49,7 +49,6 @@ export async function startFakeCertificateHost(): Promise<FakeCertificateHost> {
   );
   const certificatePem = readFileSync(certFile, 'utf8');
   const keyPem = readFileSync(keyFile, 'utf8');
-  let server: Server;
   const host: FakeCertificateHost = {
     url: '',
     caFile: certFile,
@@ -58,7 +57,7 @@ export async function startFakeCertificateHost(): Promise<FakeCertificateHost> {
     fetches: 0,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
-  server = createServer({ key: keyPem, cert: certificatePem }, (req, res) => {
+  const server: Server = createServer({ key: keyPem, cert: certificatePem }, (req, res) => {
     if (!req.url?.split('?')[0].endsWith('.pem') && !req.url?.includes('/certs/')) {
       res.writeHead(404).end();
       return;
