@@ -271,6 +271,22 @@ const metaBody = (at: Date, n: string, withId = true) =>
     ],
   });
 
+const GRAPH_CLIENT_STATE = 'graph-client-state-MARK-0123456789';
+const graphBody = (n: string, withId = true, clientState = GRAPH_CLIENT_STATE) =>
+  json({
+    value: [
+      {
+        ...(withId ? { subscriptionId: `sub-${n}` } : {}),
+        subscriptionExpirationDateTime: '2030-01-01T00:00:00.0000000Z',
+        changeType: 'created',
+        resource: 'Users/u1/Messages/m1',
+        resourceData: { '@odata.type': '#Microsoft.Graph.Message', id: 'm1' },
+        clientState,
+        tenantId: 't1',
+      },
+    ],
+  });
+
 const PRESETS: Preset[] = [
   {
     preset: 'twilio',
@@ -502,6 +518,16 @@ const PRESETS: Preset[] = [
     stale: false,
     withoutId: (at, n) => metaDelivery(metaBody(at, n, false)),
   },
+  {
+    preset: 'microsoft-graph',
+    signedBy: "Microsoft Graph's documented notification format (a clientState, not a signature; no SDK verifier)",
+    secrets: [{ label: 'current', value: GRAPH_CLIENT_STATE }],
+    deliver: (_, n) => ({ body: graphBody(n), headers: {} }),
+    eventId: (n, d) => `sub-${n}:${sha256(d.body)}`,
+    eventType: 'created',
+    stale: false,
+    withoutId: (_, n) => ({ body: graphBody(n, false), headers: {} }),
+  },
 ];
 
 /** An SNS message signed again after a change (the id removed). */
@@ -662,6 +688,18 @@ describe('provider "sender": the built-in presets, each through the real route',
     expect([other.status, other.body.reason]).toEqual([400, 'invalid_challenge']);
     // An endpoint that expects no GET keeps the app's 404.
     expect((await request(t.url).get('/webhooks/zoom-main?hub.challenge=1')).status).toBe(404);
+    expect(await rows()).toEqual([]);
+  });
+
+  it('microsoft-graph: the validation POST is echoed as text (spaces and all), nothing stored; a stranger clientState is 401', async () => {
+    const token = 'Validation: Testing client application reachability for subscription Request-Id: 25ad3d5f-f1c4-4a86-93f3-4e41a9f2d5e0';
+    const res = await request(t.url)
+      .post(`/webhooks/microsoft-graph-main?validationToken=${encodeURIComponent(token)}`)
+      .set('content-type', 'text/plain')
+      .send('');
+    expect([res.status, res.headers['content-type'], res.text]).toEqual([200, 'text/plain; charset=utf-8', token]);
+    const stranger = await post('microsoft-graph-main', { body: graphBody(next(), true, 'a-guessed-client-state-value'), headers: {} });
+    expect([stranger.status, stranger.body.reason]).toEqual([401, 'invalid_signature']);
     expect(await rows()).toEqual([]);
   });
 

@@ -28,11 +28,15 @@ const certificateSchema = z
   })
   .strict();
 
-export const KEY_TYPES = ['hmac', 'ed25519', 'ecdsa-p256', 'rsa'] as const;
+export const KEY_TYPES = ['hmac', 'ed25519', 'ecdsa-p256', 'rsa', 'token'] as const;
 
 const keySchema = z
   .object({
-    /** hmac: the endpoint's secrets are HMAC keys. The others: its secrets are public keys (PEM, base64 DER, or hex for Ed25519), or `certificate`. */
+    /**
+     * hmac: the endpoint's secrets are HMAC keys. token: not a signature, a shared value
+     * the request carries (Microsoft Graph's clientState), compared in constant time.
+     * The others: its secrets are public keys (PEM, base64 DER, or hex for Ed25519), or `certificate`.
+     */
     type: z.enum(KEY_TYPES),
     hash: z.enum(['sha1', 'sha256', 'sha512']).default('sha256'),
     /** The hash named by a body field (SNS `SignatureVersion` "1" = sha1, "2" = sha256); values not listed are refused. */
@@ -87,7 +91,8 @@ export const senderSettingsSchema = z
         header: headerName.optional(),
         /** In the body (Mailgun `/signature/signature`); with `items`, in each item. */
         pointer: pointer.optional(),
-        encoding: z.enum(['hex', 'base64']).default('hex'),
+        /** `text`: taken as it is (a token's value). */
+        encoding: z.enum(['hex', 'base64', 'text']).default('hex'),
         prefix: z.string().min(1).optional(),
         separator: z.string().min(1).optional(),
         pairs: z

@@ -100,7 +100,9 @@ export class SenderProvider implements WebhookProvider {
     for (const kind of ['digest', 'each', 'hmac-hex', 'query']) {
       if (signedKinds.has(kind)) problems.push(`settings.signed: {${kind}} cannot be part of what is signed`);
     }
-    const bodySigned = signedKinds.has('body') || signedKinds.has('form');
+    // A token proves who sent the request, not what it says: nothing of it is signed.
+    const isToken = settings.key.type === 'token';
+    const bodySigned = !isToken && (signedKinds.has('body') || signedKinds.has('form'));
     if (signedKinds.has('form') && settings.body !== 'form') problems.push('settings.signed: {form} needs "body": "form"');
     if (signedKinds.has('url') && !settings.publicUrl)
       problems.push('settings.publicUrl: the sender signs the URL: give it as configured at the sender');
@@ -108,9 +110,13 @@ export class SenderProvider implements WebhookProvider {
       if ('kind' in part && part.kind === 'setting' && settings.values[part.name] === undefined)
         problems.push(`settings.values.${part.name}: used in settings.signed but not set`);
     }
-    const signedHeaders = new Set(signed.flatMap((p) => ('kind' in p && p.kind === 'header' ? [p.name] : [])));
-    const signedPointers = new Set(signed.flatMap((p) => ('kind' in p && p.kind === 'pointer' ? [p.pointer] : [])));
-    for (const part of signed) if ('kind' in part && part.kind === 'keyLines') part.names.forEach((n) => signedPointers.add(`/${n}`));
+    const signedParts = isToken ? [] : signed;
+    const signedHeaders = new Set(signedParts.flatMap((p) => ('kind' in p && p.kind === 'header' ? [p.name] : [])));
+    const signedPointers = new Set(signedParts.flatMap((p) => ('kind' in p && p.kind === 'pointer' ? [p.pointer] : [])));
+    for (const part of signedParts) if ('kind' in part && part.kind === 'keyLines') part.names.forEach((n) => signedPointers.add(`/${n}`));
+    if (isToken && settings.timestamp) problems.push('settings.timestamp: a token signs nothing, so no timestamp can be trusted');
+    if (isToken !== (settings.signature.encoding === 'text'))
+      problems.push('settings.signature.encoding: "text" goes with "key": {"type": "token"}, and only with it');
 
     const { signature, timestamp: ts } = settings;
     if ((signature.header === undefined) === (signature.pointer === undefined))
@@ -178,7 +184,7 @@ export class SenderProvider implements WebhookProvider {
       if (tokenLabels.has(secret.label)) continue;
       if (key.certificate) {
         problems.push(`secrets "${secret.label}": the key comes from the sender's certificate; only a verify token may be listed`);
-      } else if (key.type === 'hmac') {
+      } else if (key.type === 'hmac' || key.type === 'token') {
         const material = key.prefix && !secret.value.startsWith(key.prefix) ? undefined : keyMaterial(secret.value, key);
         if (!material)
           problems.push(`secrets "${secret.label}": not ${key.encoding}${key.prefix ? ` after the prefix "${key.prefix}"` : ''}`);
@@ -208,6 +214,7 @@ export class SenderProvider implements WebhookProvider {
 
   secretForm(endpoint: EndpointConfig): SecretForm {
     const { key } = this.scheme(endpoint).settings;
+    if (key.type === 'token') return { encoding: 'utf8' };
     // Public keys and verify tokens are checked as text: a public key is long, a token needs 16 bytes like any secret.
     return key.type === 'hmac' ? { encoding: key.encoding, prefix: key.prefix } : { encoding: 'utf8' };
   }
@@ -266,7 +273,7 @@ export class SenderProvider implements WebhookProvider {
       return this.certificateKey(req, settings, scheme.certificate, now).then((key) => {
         for (const context of contexts) {
           const data = this.signedBytes(scheme, req, context);
-          if (!context.signatures.some((s) => verifySignature(hash, data, key, s)))
+          if (!publicKeyVerifies(hash, data, key, context.signatures))
             throw new UnauthorizedError('invalid_signature', 'the signature does not verify with the sender certificate');
         }
         return this.identify(scheme, req, endpoint, now, CERTIFICATE_LABEL);
@@ -284,20 +291,18 @@ export class SenderProvider implements WebhookProvider {
 
   private verifies(scheme: Scheme, secret: EndpointSecret, hash: Hash, data: Buffer, signatures: Buffer[]): boolean {
     const hmacKey = scheme.hmacKeys.get(secret.label);
+    if (hmacKey && scheme.settings.key.type === 'token') {
+      // Digests first: equal lengths, so the comparison tells nothing about the token's length.
+      const expected = createHash('sha256').update(hmacKey).digest();
+      return signatures.some((s) => safeEqual(expected, createHash('sha256').update(s).digest()));
+    }
     if (hmacKey) {
       const expected = createHmac(hash, hmacKey).update(data).digest();
       return signatures.some((s) => safeEqual(expected, s));
     }
     const publicKey = scheme.publicKeys.get(secret.label);
     if (!publicKey) return false;
-    const algorithm = scheme.settings.key.type === 'ed25519' ? null : hash;
-    return signatures.some((s) => {
-      try {
-        return verifySignature(algorithm, data, publicKey, s);
-      } catch {
-        return false;
-      }
-    });
+    return publicKeyVerifies(scheme.settings.key.type === 'ed25519' ? null : hash, data, publicKey, signatures);
   }
 
   /** After verification: the timestamp's age, a handshake's reply, or the event's identity. */
@@ -337,8 +342,10 @@ export class SenderProvider implements WebhookProvider {
   private reply(reply: Scheme['replies'][number], req: Request, scheme: Scheme, label: string): HandshakeReply {
     const value = (parts: Part[]) => {
       const text = this.render(parts, req, scheme, label);
-      // What is echoed is bounded and printable: never a stranger's markup or a long string.
-      return requireIdentifier(text, 'invalid_challenge');
+      // What is echoed is bounded printable ASCII (Graph's tokens have spaces): never a long string or control bytes.
+      if (text === undefined || !/^[\x20-\x7e]{1,1024}$/.test(text))
+        throw new BadRequestError('invalid_challenge', 'the challenge is missing or not 1-1024 printable characters');
+      return text;
     };
     if (reply.json) {
       return { handshake: Object.fromEntries(Object.entries(reply.json).map(([k, parts]) => [k, value(parts)])), verifiedWith: label };
@@ -512,6 +519,17 @@ function hashOf(req: Request, settings: SenderSettings): Hash {
   return hash;
 }
 
+/** A malformed signature (a DER that does not parse) is a signature that does not verify. */
+function publicKeyVerifies(hash: Hash | null, data: Buffer, key: KeyObject, signatures: Buffer[]): boolean {
+  return signatures.some((signature) => {
+    try {
+      return verifySignature(hash, data, key, signature);
+    } catch {
+      return false;
+    }
+  });
+}
+
 const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
 /** A public key as senders publish them: PEM (a key or a certificate), base64 DER (SendGrid), or 64 hex digits (Discord's Ed25519). */
@@ -524,7 +542,7 @@ function parsePublicKey(value: string, type: SenderSettings['key']['type']): Key
     else if (type === 'ed25519' && /^[0-9a-fA-F]{64}$/.test(text))
       key = createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, Buffer.from(text, 'hex')]), format: 'der', type: 'spki' });
     else key = createPublicKey({ key: Buffer.from(text, 'base64'), format: 'der', type: 'spki' });
-    const expected = { ed25519: 'ed25519', 'ecdsa-p256': 'ec', rsa: 'rsa', hmac: '' }[type];
+    const expected = { ed25519: 'ed25519', 'ecdsa-p256': 'ec', rsa: 'rsa', hmac: '', token: '' }[type];
     if (key.asymmetricKeyType !== expected) return undefined;
     if (type === 'ecdsa-p256' && key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') return undefined;
     return key;
@@ -557,8 +575,13 @@ function readSignatureField(item: unknown, settings: SenderSettings): Buffer[] {
 function decodeSignatures(entries: string[], settings: SenderSettings): Buffer[] {
   const { signature } = settings;
   if (signature.prefix) entries = entries.filter((e) => e.startsWith(signature.prefix!)).map((e) => e.slice(signature.prefix!.length));
+  if (signature.encoding === 'text') {
+    if (entries.length === 0) throw new UnauthorizedError('missing_signature', 'the token is missing');
+    return entries.map((e) => Buffer.from(e, 'utf8'));
+  }
   const shape = signature.encoding === 'hex' ? /^(?:[0-9a-fA-F]{2})+$/ : /^[A-Za-z0-9+/_-]+={0,2}$/;
-  const signatures = entries.filter((e) => shape.test(e)).map((e) => Buffer.from(e, signature.encoding));
+  const encoding = signature.encoding;
+  const signatures = entries.filter((e) => shape.test(e)).map((e) => Buffer.from(e, encoding));
   if (signatures.length === 0) throw new UnauthorizedError('unsupported_signature_version', 'no signature in the configured form');
   return signatures;
 }
