@@ -214,8 +214,7 @@ export class SenderProvider implements WebhookProvider {
 
   secretForm(endpoint: EndpointConfig): SecretForm {
     const { key } = this.scheme(endpoint).settings;
-    if (key.type === 'token') return { encoding: 'utf8' };
-    // Public keys and verify tokens are checked as text: a public key is long, a token needs 16 bytes like any secret.
+    // Public keys, shared tokens and verify tokens are checked as text: each needs 16 bytes like any secret.
     return key.type === 'hmac' ? { encoding: key.encoding, prefix: key.prefix } : { encoding: 'utf8' };
   }
 
