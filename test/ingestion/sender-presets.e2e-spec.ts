@@ -567,6 +567,21 @@ describe('provider "sender": the built-in presets, each through the real route',
         })),
         // The preset as shipped: certificates only from sns.<region>.amazonaws.com.
         { id: 'aws-sns-as-shipped', provider: 'sender', tenantId: 'acme', secrets: [], settings: { preset: 'aws-sns' } },
+        // The local host allowed, but its self-signed certificate not trusted: TLS refuses it.
+        {
+          id: 'aws-sns-untrusted-tls',
+          provider: 'sender',
+          tenantId: 'acme',
+          secrets: [],
+          settings: {
+            preset: 'aws-sns',
+            key: {
+              type: 'rsa',
+              hashBy: { pointer: '/SignatureVersion', values: { '2': 'sha256' } },
+              certificate: { url: { pointer: '/SigningCertURL' }, hosts: ['^localhost$'] },
+            },
+          },
+        },
       ],
     });
   });
@@ -714,6 +729,9 @@ describe('provider "sender": the built-in presets, each through the real route',
     expect([shipped.status, shipped.body.reason]).toEqual([401, 'untrusted_certificate_url']);
     const foreign = await post('aws-sns-main', snsDelivery(snsMessage(new Date(), next(), { SigningCertURL: 'http://localhost/x.pem' })));
     expect([foreign.status, foreign.body.reason]).toEqual([401, 'untrusted_certificate_url']);
+    const untrusted = await post('aws-sns-untrusted-tls', snsDelivery(snsMessage(new Date(), next())));
+    expect([untrusted.status, untrusted.body.reason, untrusted.headers['retry-after']]).toEqual([503, 'certificate_unavailable', '30']);
+    expect(await rows()).toHaveLength(2);
   });
 
   it('aws-sns: a SubscriptionConfirmation is stored as an event of that type (its SubscribeURL is signed)', async () => {

@@ -1,4 +1,4 @@
-import { KeyObject, X509Certificate } from 'node:crypto';
+import { createHash, KeyObject, X509Certificate } from 'node:crypto';
 import { Agent, get } from 'node:https';
 import { rootCertificates } from 'node:tls';
 import { ServiceUnavailableError, UnauthorizedError } from '../../common/errors';
@@ -34,17 +34,19 @@ export class CertificateCache {
 
   async publicKey(url: string, source: CertificateSource, now: Date): Promise<KeyObject> {
     requireAllowed(url, source);
-    const entry = this.kept.get(url);
+    // Kept per URL and trust: a certificate fetched under one endpoint's extra anchors is not another's.
+    const cacheKey = source.ca ? `${createHash('sha256').update(source.ca).digest('hex')} ${url}` : url;
+    const entry = this.kept.get(cacheKey);
     if (entry && entry.until > now.getTime()) return entry.key;
-    let pending = this.inFlight.get(url);
+    let pending = this.inFlight.get(cacheKey);
     if (!pending) {
-      pending = this.fetchKey(url, source, now).finally(() => this.inFlight.delete(url));
-      this.inFlight.set(url, pending);
+      pending = this.fetchKey(url, cacheKey, source, now).finally(() => this.inFlight.delete(cacheKey));
+      this.inFlight.set(cacheKey, pending);
     }
     return pending;
   }
 
-  private async fetchKey(url: string, source: CertificateSource, now: Date): Promise<KeyObject> {
+  private async fetchKey(url: string, cacheKey: string, source: CertificateSource, now: Date): Promise<KeyObject> {
     const pem = await fetchText(url, source.ca);
     let certificate: X509Certificate;
     try {
@@ -57,7 +59,7 @@ export class CertificateCache {
       throw new UnauthorizedError('invalid_certificate', 'the signing certificate is outside its validity');
     }
     if (this.kept.size >= MAX_ENTRIES) this.kept.delete(this.kept.keys().next().value!);
-    this.kept.set(url, { key: certificate.publicKey, until: Math.min(now.getTime() + KEEP_MS, validTo) });
+    this.kept.set(cacheKey, { key: certificate.publicKey, until: Math.min(now.getTime() + KEEP_MS, validTo) });
     return certificate.publicKey;
   }
 }
