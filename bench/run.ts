@@ -57,6 +57,17 @@ import { Squeeze } from './lib/squeeze';
 import { DELETE_IDENTITIES, PURGE_PAYLOADS } from '../src/inbox/inbox.queries';
 import { PRUNE_DELIVERED } from '../src/outbox/outbox.queries';
 import { RETENTION_BATCH_SIZE, RETENTION_MAX_BATCHES } from '../src/retention/retention.service';
+import {
+  describeFlood,
+  FLOOD_REQUESTS,
+  FLOOD_SECONDS,
+  FloodResult,
+  LOG_ALL,
+  LOG_OFF,
+  LOG_ON,
+  rejectionFlood,
+  VALID_PER_SECOND,
+} from './lib/rejection-flood';
 
 /** One key ring for the encryption stages: the service gets it as PAYLOAD_KEYS, the drain's seeding seals with it. */
 const BENCH_KEY = { id: 'bench', key: randomBytes(32) };
@@ -1308,14 +1319,7 @@ function pushAgedRatios(stage: string, mode: string, empty: Measure, old: Measur
  * the history's days. "Hot" indexes take inserts at random keys: an insert reads its leaf wherever it is.
  */
 async function keptPerEvent(url: string, params: AgedParams): Promise<string> {
-  const RANDOM_KEYS = [
-    'webhook_inbox_identity',
-    'outbox_operation_key',
-    'outbox_aggregate',
-    'orders_pkey',
-    'orders_payment',
-    'order_transitions_order',
-  ];
+  const RANDOM_KEYS = ['outbox_operation_key', 'outbox_aggregate', 'orders_pkey', 'orders_payment', 'order_transitions_order'];
   const LONGER: Record<string, number> = { orders: 400, order_transitions: 400, admin_audit: 400 };
   const { rows: relations } = await withClient(url, (c) =>
     c.query(
@@ -1569,6 +1573,32 @@ async function main(): Promise<void> {
             await fairness(server, variant, scenario);
           }
         }
+      }
+    }
+    if (only?.includes('rejections')) {
+      // Only by name: a minute per variant. Each pass alternates the variants' order.
+      for (let pass = 0; pass < rounds; pass++) {
+        const variants = pass % 2 ? [LOG_ALL, LOG_ON, LOG_OFF] : [LOG_OFF, LOG_ON, LOG_ALL];
+        const results = new Map<string, FloodResult>();
+        for (const variant of variants) {
+          log(`rejected-request flood: ${variant.label}...`);
+          const result = await rejectionFlood(server, variant, quick ? 20 : FLOOD_SECONDS);
+          results.set(variant.label, result);
+          rows.push({
+            stage: `rejected-request flood (${FLOOD_REQUESTS} bad signatures a minute, valid at ${VALID_PER_SECOND}/s): ${variant.label}, valid p99`,
+            value: result.valid.p99,
+            unit: 'ms p99',
+            notes: describeFlood(result),
+          });
+        }
+        const off = results.get(LOG_OFF.label)!;
+        const on = results.get(LOG_ON.label)!;
+        rows.push({
+          stage: 'rejected-request flood: valid p99, log on (defaults) / log off',
+          value: round(on.valid.p99 / off.valid.p99, 2),
+          unit: 'x',
+          notes: `rows kept ${on.rows} (off ${off.rows}); WAL on - off ${round((on.walBytes - off.walBytes) / 1024, 0)} KiB; service CPU on / off ${round(on.serviceCpuMs / off.serviceCpuMs, 2)}`,
+        });
       }
     }
     if (wanted('slowloris') && !agedBench) {

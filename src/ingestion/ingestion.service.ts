@@ -9,6 +9,7 @@ import { jsonDepthExceeds, MAX_PAYLOAD_DEPTH, valueDepthExceeds } from '../commo
 import { describe } from '../common/error-response';
 import { isInvalidData } from '../common/database-errors';
 import { InboxService } from '../inbox/inbox.service';
+import { EventIdentity } from '../inbox/inbox.types';
 import { traceparentOf, Tracing } from '../tracing/tracing';
 import { acceptanceRefusal } from '../inbox/acceptance';
 import { IngestionMetrics } from './ingestion.metrics';
@@ -17,6 +18,7 @@ import { HandshakeReply, isHandshake, PlainAnswer, utf8Text, VerifiedEvent, Webh
 import { omitPaths } from './omit-paths';
 import { readRawBody } from './raw-body';
 import type { BodyHold } from './intake-budget';
+import { RejectionLog } from './rejection-log';
 
 export interface IngestionResult {
   status: 'accepted' | 'duplicate' | 'ignored';
@@ -59,6 +61,7 @@ export class IngestionService {
     private readonly clock: Clock,
     private readonly metrics: IngestionMetrics,
     private readonly tracing: Tracing,
+    private readonly rejections: RejectionLog,
   ) {}
 
   /**
@@ -78,7 +81,7 @@ export class IngestionService {
     });
     // A GET is a subscription challenge: no body, nothing stored.
     const rawBody = req.method === 'GET' ? Buffer.alloc(0) : await this.readBody(endpoint, req, hold);
-    return this.accept(endpoint, { headers: req.headers, rawBody, method: req.method, url: req.url }, hold, span);
+    return this.accept(endpoint, req, { headers: req.headers, rawBody, method: req.method, url: req.url }, hold, span);
   }
 
   /** Whether `GET /webhooks/:endpointId` is this endpoint's challenge (else it is the app's 404, as before). */
@@ -101,21 +104,26 @@ export class IngestionService {
     try {
       return await readRawBody(req, endpoint.maxBodyBytes, hold);
     } catch (error) {
-      throw this.rejected(endpoint, error);
+      throw this.rejected(endpoint, error, req, null);
     }
   }
 
-  /** Counts and logs a refused request (its reason only); returns the error for the caller to throw. */
-  private rejected(endpoint: EndpointConfig, error: unknown): unknown {
+  /**
+   * Counts and logs a refused request (its reason only) and offers it to the rejected-request
+   * log (sampled, written later); returns the error for the caller to throw.
+   */
+  private rejected(endpoint: EndpointConfig, error: unknown, req: IncomingMessage, receivedBytes: number | null): unknown {
     const reason = error instanceof AppError ? error.reason : 'invalid_request';
     this.metrics.rejected(endpoint.id, reason);
     this.logger.warn({ endpointId: endpoint.id, reason }, 'webhook rejected');
+    this.rejections.record(endpoint, reason, error instanceof AppError ? error.status : 500, req, receivedBytes);
     return error;
   }
 
   /** Verifies, identifies and durably accepts one request's bytes (or answers its handshake). */
   private async accept(
     endpoint: EndpointConfig,
+    req: IncomingMessage,
     request: WebhookRequest,
     hold: BodyHold,
     span?: Span,
@@ -146,7 +154,7 @@ export class IngestionService {
         throw new BadRequestError('unsupported_json', 'JSON strings may not contain \\u0000');
       }
     } catch (error) {
-      throw this.rejected(endpoint, error);
+      throw this.rejected(endpoint, error, req, rawBody.length);
     } finally {
       verify?.end();
     }
@@ -156,7 +164,7 @@ export class IngestionService {
     try {
       accepted = await this.acceptVerified(endpoint, event, text, hash('sha256', rawBody, 'hex'), hold, span);
     } catch (error) {
-      throw this.rejected(endpoint, error);
+      throw this.rejected(endpoint, error, req, rawBody.length);
     }
     const result = this.counted(endpoint, accepted);
     return event.answer ? { ...result, answer: event.answer } : result;
@@ -196,9 +204,9 @@ export class IngestionService {
   }
 
   /** Where an event's identity lives: trusted config plus what the provider verified. */
-  identityOf(endpoint: EndpointConfig, object: unknown): { sourceScope: string; eventId: string } {
+  identityOf(endpoint: EndpointConfig, object: unknown): EventIdentity {
     const event = this.providers.get(endpoint.provider).fromApi!(object);
-    return { sourceScope: scopeOf(endpoint, event), eventId: event.eventId };
+    return { sourceScope: scopeOf(endpoint, event), eventId: event.eventId, occurredAt: event.occurredAt };
   }
 
   private async acceptVerified(
@@ -221,6 +229,7 @@ export class IngestionService {
       result = await this.inbox.accept({
         sourceScope,
         eventId: event.eventId,
+        occurredAt: event.occurredAt,
         tenantId: endpoint.tenantId,
         provider: endpoint.provider,
         endpointId: endpoint.id,
