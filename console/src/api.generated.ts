@@ -488,7 +488,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Receive a provider webhook (Stripe, GitHub, Standard Webhooks, Shopify)
+         * Receive a provider webhook (Stripe, GitHub, Standard Webhooks, Shopify, Slack, configured senders)
          * @description The raw body is verified with the endpoint secrets (signature, and timestamp where signed). 200 only once the event is durably committed as pending work; a duplicate gets the same 200.
          */
         post: {
@@ -507,8 +507,15 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description `{status: accepted | duplicate | ignored, eventId[, reason]}` */
+                /** @description `{status: accepted | duplicate | ignored, eventId[, reason]}`, a verified handshake's reply, or the answer a configured sender expects (text/plain, e.g. `[accepted]`) */
                 200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description a configured sender that expects 204 (Discord) */
+                204: {
                     headers: {
                         [name: string]: unknown;
                     };

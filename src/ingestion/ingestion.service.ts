@@ -14,7 +14,7 @@ import { traceparentOf, Tracing } from '../tracing/tracing';
 import { acceptanceRefusal } from '../inbox/acceptance';
 import { IngestionMetrics } from './ingestion.metrics';
 import { ProviderRegistry } from './provider.registry';
-import { isHandshake, utf8Text, VerifiedEvent } from './webhook-provider';
+import { HandshakeReply, isHandshake, PlainAnswer, utf8Text, VerifiedEvent, WebhookRequest } from './webhook-provider';
 import { omitPaths } from './omit-paths';
 import { readRawBody } from './raw-body';
 import type { BodyHold } from './intake-budget';
@@ -24,6 +24,11 @@ export interface IngestionResult {
   status: 'accepted' | 'duplicate' | 'ignored';
   eventId: string;
   reason?: string;
+}
+
+/** A webhook's outcome with the answer its sender expects when that is not the JSON result (Adyen's `[accepted]`). */
+export interface WebhookOutcome extends IngestionResult {
+  answer?: PlainAnswer;
 }
 
 /** An insert-if-absent's outcome, with what the webhook path counts and logs. */
@@ -37,6 +42,8 @@ interface Accepted extends IngestionResult {
 export interface HandshakeResult {
   status: 'handshake';
   reply: Readonly<Record<string, unknown>>;
+  /** Instead of `reply` as JSON. */
+  answer?: PlainAnswer;
 }
 
 // jsonb refuses \u0000 (and the pg driver refuses the bytes in text): reject it
@@ -65,15 +72,22 @@ export class IngestionService {
    * and the commit, and the inbox row stores it for the worker to continue.
    * Spans carry names and outcomes only: never the body, a signature or a secret.
    */
-  async receive(endpointId: string, req: IncomingMessage, hold: BodyHold, span?: Span): Promise<IngestionResult | HandshakeResult> {
+  async receive(endpointId: string, req: IncomingMessage, hold: BodyHold, span?: Span): Promise<WebhookOutcome | HandshakeResult> {
     const endpoint = this.endpoint(endpointId);
     span?.setAttributes({
       'webhook.endpoint_id': endpoint.id,
       'webhook.provider': endpoint.provider,
       'webhook.tenant_id': endpoint.tenantId,
     });
-    const rawBody = await this.readBody(endpoint, req, hold);
-    return this.accept(endpoint, req, rawBody, hold, span);
+    // A GET is a subscription challenge: no body, nothing stored.
+    const rawBody = req.method === 'GET' ? Buffer.alloc(0) : await this.readBody(endpoint, req, hold);
+    return this.accept(endpoint, req, { headers: req.headers, rawBody, method: req.method, url: req.url }, hold, span);
+  }
+
+  /** Whether `GET /webhooks/:endpointId` is this endpoint's challenge (else it is the app's 404, as before). */
+  answersGet(endpointId: string): boolean {
+    const endpoint = this.config.endpoints.get(endpointId);
+    return endpoint !== undefined && this.providers.get(endpoint.provider).answersGet?.(endpoint) === true;
   }
 
   private endpoint(endpointId: string): EndpointConfig {
@@ -110,23 +124,32 @@ export class IngestionService {
   private async accept(
     endpoint: EndpointConfig,
     req: IncomingMessage,
-    rawBody: Buffer,
+    request: WebhookRequest,
     hold: BodyHold,
     span?: Span,
-  ): Promise<IngestionResult | HandshakeResult> {
+  ): Promise<WebhookOutcome | HandshakeResult> {
+    const { rawBody } = request;
     let event: VerifiedEvent;
     let text: string;
     const verify = span && this.tracing.startSpan('webhook.verify');
     try {
-      const verified = this.providers.get(endpoint.provider).verify({ headers: req.headers, rawBody }, endpoint, this.clock.now());
-      if (isHandshake(verified)) return this.handshake(endpoint, verified.handshake);
+      let verified = this.providers.get(endpoint.provider).verify(request, endpoint, this.clock.now());
+      // Only a provider that fetches a signing certificate returns a promise: the others stay synchronous.
+      if (verified instanceof Promise) verified = await verified;
+      if (isHandshake(verified)) return this.handshake(endpoint, verified);
       event = verified;
-      // Before any walk of it (omit, the admin view): one pass over the bytes, no recursion.
-      if (jsonDepthExceeds(rawBody, MAX_PAYLOAD_DEPTH)) throw new PayloadTooDeepError(MAX_PAYLOAD_DEPTH);
-      // JSON is UTF-8 (RFC 8259): a lossy decode would store text whose bytes are not the signed ones.
-      const decoded = utf8Text(rawBody);
-      if (decoded === undefined) throw new BadRequestError('malformed_json', 'body is not valid UTF-8');
-      text = decoded;
+      if (event.payload !== undefined) {
+        // A body that is not JSON (a form): its JSON form is stored, the digest stays of the bytes received.
+        text = JSON.stringify(event.payload);
+        if (jsonDepthExceeds(Buffer.from(text), MAX_PAYLOAD_DEPTH)) throw new PayloadTooDeepError(MAX_PAYLOAD_DEPTH);
+      } else {
+        // Before any walk of it (omit, the admin view): one pass over the bytes, no recursion.
+        if (jsonDepthExceeds(rawBody, MAX_PAYLOAD_DEPTH)) throw new PayloadTooDeepError(MAX_PAYLOAD_DEPTH);
+        // JSON is UTF-8 (RFC 8259): a lossy decode would store text whose bytes are not the signed ones.
+        const decoded = utf8Text(rawBody);
+        if (decoded === undefined) throw new BadRequestError('malformed_json', 'body is not valid UTF-8');
+        text = decoded;
+      }
       if (JSON_NUL_ESCAPE.test(text)) {
         throw new BadRequestError('unsupported_json', 'JSON strings may not contain \\u0000');
       }
@@ -143,7 +166,8 @@ export class IngestionService {
     } catch (error) {
       throw this.rejected(endpoint, error, req, rawBody.length);
     }
-    return this.counted(endpoint, accepted);
+    const result = this.counted(endpoint, accepted);
+    return event.answer ? { ...result, answer: event.answer } : result;
   }
 
   /** Counts and logs a webhook's outcome (an event read from the API is counted by reconciliation). */
@@ -241,10 +265,12 @@ export class IngestionService {
     return { status: 'accepted', ...stored };
   }
 
-  private handshake(endpoint: EndpointConfig, reply: HandshakeResult['reply']): HandshakeResult {
+  private handshake(endpoint: EndpointConfig, verified: HandshakeReply): HandshakeResult {
     this.metrics.handshake(endpoint.id);
     this.logger.log({ endpointId: endpoint.id }, 'webhook handshake answered');
-    return { status: 'handshake', reply };
+    return verified.answer
+      ? { status: 'handshake', reply: verified.handshake, answer: verified.answer }
+      : { status: 'handshake', reply: verified.handshake };
   }
 
   /** A verified event this endpoint acknowledges but does not act on. */
