@@ -19,8 +19,18 @@ import {
   STILL_HELD,
 } from './inbox.queries';
 import { AcceptRequest, AcceptResult, InboxEvent, InboxStatus, ProviderReading, SourceFacts } from './inbox.types';
-import { PAYLOAD_KEYS_IN_USE, PAYLOAD_ROWS_BY_KEY, payloadRowsOf, REENCRYPT_STORE, reencryptPick } from './inbox.queries';
-import { InboxPayloads } from './inbox-payloads';
+import {
+  PAYLOAD_KEYS_IN_USE,
+  PAYLOAD_ROWS_BY_KEY,
+  payloadRowsOf,
+  REENCRYPT_DAY_STORE,
+  REENCRYPT_STORE,
+  reencryptDayPick,
+  reencryptPick,
+} from './inbox.queries';
+import { InboxPayloads, OpenedPayload } from './inbox-payloads';
+
+const PAYLOAD_MOVING: OpenedPayload = { ok: false, reason: 'payload_moving', message: 'payload being carried to a newer day' };
 
 interface AcceptRow {
   id: string;
@@ -71,6 +81,7 @@ interface EventRow extends IdentityRow {
 
 interface ClaimedRow extends EventRow {
   turn: string;
+  payload_moved: boolean;
 }
 
 /** The worker's and the ingestion's `webhook_inbox` SQL (the operators' is in InboxAdminRepository). */
@@ -138,7 +149,7 @@ export class InboxRepository {
     // UPDATE ... RETURNING has no order.
     rows.sort((a, b) => Number(a.turn) - Number(b.turn) || compareIds(a.id, b.id));
     return rows.map((r) => {
-      const opened = this.payloads.open(r);
+      const opened: OpenedPayload = r.payload_moved ? PAYLOAD_MOVING : this.payloads.open(r);
       return {
         id: String(r.id),
         sourceScope: r.source_scope,
@@ -278,10 +289,12 @@ export class InboxRepository {
   }
 
   /**
-   * One short transaction: locks up to `limit` rows stored under `fromKey` (null: clear)
-   * after id `afterId`, seals each with the current key and stores it. A row that does not
-   * open is left as it is (the worker quarantines it when it meets it). Returns the last id
-   * looked at (the next batch starts after it), or null when no row was left.
+   * One short transaction: locks up to `limit` payloads stored under `fromKey` (null: clear)
+   * after the cursor `afterId`, seals each with the current key and stores it. Legacy rows
+   * first (the cursor an inbox id), then the days' payloads (the cursor `day/inbox id`). A
+   * payload that does not open is left as it is (the worker quarantines it when it meets it).
+   * Returns the cursor of the last payload looked at (the next batch starts after it), or
+   * null when none was left.
    */
   async reencryptBatch(
     fromKey: string | null,
@@ -289,23 +302,40 @@ export class InboxRepository {
     limit: number,
   ): Promise<{ lastId: string | null; resealed: number; unreadable: number }> {
     const clear = fromKey === null;
+    const key = clear ? [] : [fromKey];
     return runInTransaction(this.dataSource, async (tx) => {
-      const rows: (EventRow & { payload_text: string | null })[] = await tx.query(
-        reencryptPick(clear),
-        clear ? [afterId, limit] : [afterId, limit, fromKey],
-      );
-      const ids: string[] = [];
-      const sealed: Buffer[] = [];
-      for (const row of rows) {
-        const text = row.payload_text !== null ? { ok: true as const, payload: row.payload_text } : this.payloads.openSealed(row);
-        if (!text.ok) continue;
-        ids.push(String(row.id));
-        sealed.push(this.payloads.store(row.source_scope, row.event_id, text.payload as string).payload_sealed!);
+      let rows: (EventRow & { payload_text: string | null; day?: string })[] = [];
+      if (!afterId.includes('/')) {
+        rows = await tx.query(reencryptPick(clear), [afterId, limit, ...key]);
+        if (rows.length > 0) return this.reseal(tx, rows, (sealed) => [REENCRYPT_STORE, [sealed.ids, sealed.seals, this.payloads.currentKeyId]]);
+        afterId = '0001-01-01/0';
       }
-      if (ids.length > 0) await tx.query(REENCRYPT_STORE, [ids, sealed, this.payloads.currentKeyId]);
-      const lastId = rows.length > 0 ? String(rows[rows.length - 1].id) : null;
-      return { lastId, resealed: ids.length, unreadable: rows.length - ids.length };
+      const [day, id] = afterId.split('/');
+      rows = await tx.query(reencryptDayPick(clear), [day, limit, id, ...key]);
+      return this.reseal(tx, rows, (sealed) => [
+        REENCRYPT_DAY_STORE,
+        [sealed.days, sealed.ids, sealed.seals, this.payloads.currentKeyId],
+      ]);
     });
+  }
+
+  private async reseal(
+    tx: UnitOfWork,
+    rows: (EventRow & { payload_text: string | null; day?: string })[],
+    store: (sealed: { days: string[]; ids: string[]; seals: Buffer[] }) => [string, unknown[]],
+  ): Promise<{ lastId: string | null; resealed: number; unreadable: number }> {
+    const sealed = { days: [] as string[], ids: [] as string[], seals: [] as Buffer[] };
+    for (const row of rows) {
+      const text = row.payload_text !== null ? { ok: true as const, payload: row.payload_text } : this.payloads.openSealed(row);
+      if (!text.ok) continue;
+      sealed.days.push(row.day ?? '');
+      sealed.ids.push(String(row.id));
+      sealed.seals.push(this.payloads.store(row.source_scope, row.event_id, text.payload as string).payload_sealed!);
+    }
+    if (sealed.ids.length > 0) await tx.query(...store(sealed));
+    const last = rows[rows.length - 1];
+    const lastId = !last ? null : last.day !== undefined ? `${last.day}/${last.id}` : String(last.id);
+    return { lastId, resealed: sealed.ids.length, unreadable: rows.length - sealed.ids.length };
   }
 }
 
