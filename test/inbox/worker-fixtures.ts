@@ -124,6 +124,28 @@ export async function setDayPayload(db: TestDatabase, eventId: string, set: stri
   if (changed.length !== 1) throw new Error(`no day payload for ${eventId}`);
 }
 
+/**
+ * Moves inbox rows (every one, or those of `eventIds`) `days` days into the past (negative:
+ * into the future), their payload with them into the partition of that day (made if missing).
+ */
+export async function ageInbox(db: TestDatabase, days: number, eventIds?: string[]): Promise<void> {
+  const which = `($2::text[] IS NULL OR i.event_id = ANY($2::text[]))`;
+  await db.query(
+    `SELECT webhook_inbox_payload_day(d) FROM (SELECT DISTINCT payload_day - $1::int AS d FROM webhook_inbox i
+      WHERE payload_day IS NOT NULL AND ${which}) days`,
+    [days, eventIds ?? null],
+  );
+  await db.query(
+    `UPDATE webhook_inbox_payloads wp SET day = wp.day - $1::int FROM webhook_inbox i
+      WHERE wp.day = i.payload_day AND wp.inbox_id = i.id AND ${which}`,
+    [days, eventIds ?? null],
+  );
+  await db.query(
+    `UPDATE webhook_inbox i SET payload_day = payload_day - $1::int, received_at = received_at - $1::int * interval '1 day' WHERE ${which}`,
+    [days, eventIds ?? null],
+  );
+}
+
 /** The sealed payload of `eventId` in its day, as an SQL expression over parameter `$n` (the event id). */
 export function daySealedOf(param: string): string {
   return `(SELECT p.payload_sealed FROM webhook_inbox_payloads p JOIN webhook_inbox a ON p.day = a.payload_day AND p.inbox_id = a.id WHERE a.event_id = ${param})`;
