@@ -146,12 +146,12 @@ export const ERASURE_DAY_SCAN = `
    ORDER BY wp.day, wp.inbox_id
    LIMIT $2`;
 
-/** The rows $1 an erasure changes, locked in key order, with their payload (in their day, or legacy in the row). */
+/** The rows $1 an erasure changes, locked in key order, with their payload (in their day, one probe each, or legacy in the row). */
 export const ERASURE_LOCK = `
   SELECT i.id, i.tenant_id, i.status, i.source_scope, i.event_id, i.payload_day::text AS day,
          coalesce(wp.payload, i.payload)::text AS payload_text, coalesce(wp.payload_sealed, i.payload_sealed) AS payload_sealed,
          coalesce(wp.payload_key_id, i.payload_key_id) AS payload_key_id
-    FROM webhook_inbox i LEFT JOIN LATERAL (SELECT wp.* FROM ${dayPayloadOf('i')}) wp ON true
+    FROM webhook_inbox i LEFT JOIN LATERAL (SELECT wp.* FROM ${dayPayloadOf('i')} LIMIT 1) wp ON true
    WHERE i.id = ANY($1::bigint[]) AND (${PAYLOAD_STORED.replace(/payload/g, 'i.payload')} OR wp.inbox_id IS NOT NULL)
    ORDER BY i.id
      FOR UPDATE OF i`;

@@ -97,16 +97,17 @@ const EVENT_COLUMNS = `i.id, i.source_scope, i.event_id, i.tenant_id, i.provider
   i.attempts, i.received_at, i.trace_context, i.source_facts`;
 
 /**
- * The claimed rows `claimed` with their payload: from their day (one partition each), else
- * a legacy row's own columns. `payload_moved`: the row names a day that no longer holds its
- * payload, i.e. retention was carrying it to today as the claim read it (retried, never
- * quarantined as missing).
+ * The claimed rows `claimed` with their payload: from their day, else a legacy row's own
+ * columns. A lateral probe per row (LIMIT 1 keeps it one: as a join the planner hashed every
+ * partition), each pruned at run time to the row's one partition. `payload_moved`: the row
+ * names a day that no longer holds its payload, i.e. retention was carrying it to today as
+ * the claim read it (retried, never quarantined as missing).
  */
 const WITH_PAYLOADS = `
   SELECT c.*, coalesce(wp.payload, c.row_payload) AS payload, coalesce(wp.payload_sealed, c.row_payload_sealed) AS payload_sealed,
          coalesce(wp.payload_key_id, c.row_payload_key_id) AS payload_key_id,
          (c.payload_day IS NOT NULL AND wp.inbox_id IS NULL) AS payload_moved
-    FROM claimed c LEFT JOIN webhook_inbox_payloads wp ON wp.day = c.payload_day AND wp.inbox_id = c.id`;
+    FROM claimed c LEFT JOIN LATERAL (SELECT wp.* FROM ${dayPayloadOf('c')} LIMIT 1) wp ON true`;
 
 /**
  * The attempt history (webhook_inbox_attempts) is written by the statement that
