@@ -27,7 +27,8 @@ CREATE TABLE webhook_inbox (
   confirmation jsonb,
   payload_sealed bytea,
   payload_key_id text,
-  trace_context text
+  trace_context text,
+  payload_day date
 ) WITH (fillfactor=80, autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=1000, autovacuum_vacuum_insert_scale_factor=0.05, autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0);
 
 ALTER TABLE webhook_inbox ADD CONSTRAINT webhook_inbox_identity UNIQUE (source_scope, event_id);
@@ -43,6 +44,8 @@ CREATE INDEX webhook_inbox_due_tenant ON public.webhook_inbox USING btree (tenan
 CREATE UNIQUE INDEX webhook_inbox_identity ON public.webhook_inbox USING btree (source_scope, event_id);
 
 CREATE INDEX webhook_inbox_leased ON public.webhook_inbox USING btree (locked_until) WHERE (status = 'processing'::text);
+
+CREATE INDEX webhook_inbox_open_payload_day ON public.webhook_inbox USING btree (payload_day, id) WHERE ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'quarantined'::text])) AND (payload_day IS NOT NULL));
 
 CREATE INDEX webhook_inbox_payload_expiry ON public.webhook_inbox USING btree (received_at) WHERE (((payload IS NOT NULL) OR (payload_sealed IS NOT NULL)) AND (status = ANY (ARRAY['done'::text, 'ignored'::text])));
 
