@@ -13,6 +13,7 @@ import {
   EXISTING_IDENTITIES,
   FINISH,
   FINISH_MANY,
+  PAYLOAD_TODAY,
   PURGE_PAYLOADS,
   RECORD_FAILURE,
   RECORD_READINGS,
@@ -123,7 +124,13 @@ export class InboxRepository {
       ];
     });
     // One prepared statement per batch size.
-    const rows = await queryPrepared<AcceptRow>(this.dataSource, `inbox_accept_${sorted.length}`, acceptMany(sorted.length), values);
+    const accept = () => queryPrepared<AcceptRow>(this.dataSource, `inbox_accept_${sorted.length}`, acceptMany(sorted.length), values);
+    const rows = await accept().catch(async (error: unknown) => {
+      // Today's payload partition is missing (no start and no retention run for a week): make it, once.
+      if (!isMissingPartition(error)) throw error;
+      await this.dataSource.query(`SELECT webhook_inbox_payload_day(${PAYLOAD_TODAY})`);
+      return accept();
+    });
     const byIdentity = new Map(rows.map((row) => [identity({ sourceScope: row.source_scope, eventId: row.event_id }), row]));
     return requests.map((r) => {
       const row = byIdentity.get(identity(r))!;
@@ -356,6 +363,12 @@ function claimedEvent(r: AcceptRequest, row: AcceptRow, lease: string): InboxEve
     lease,
     traceContext: r.traceContext ?? null,
   };
+}
+
+/** 23514 "no partition of relation ... found for row": an insert into a day no partition holds. */
+function isMissingPartition(error: unknown): boolean {
+  const e = error as { code?: string; message?: string };
+  return e.code === '23514' && /no partition of relation/.test(e.message ?? '');
 }
 
 /** A fenced completion found a lease taken over: another claim owns the event now (for a batch, stillHeld() says which). */

@@ -5,10 +5,10 @@ import { OPEN_STATUSES, PAYLOAD_TODAY } from './inbox.queries';
 
 /**
  * Days of payload partitions kept made ahead of today: an insert never finds its day
- * missing unless neither the retention job (every minute) nor any start ran for a week.
- * Then accepts fail (no partition for the row, a 503 the sender retries) until one does:
- * never a lost event. A DEFAULT partition would catch them instead, but forbid DETACH
- * CONCURRENTLY and make every new day scan it: not worth it with a week of margin.
+ * missing unless neither the retention job (every minute) nor any start ran for a week;
+ * then the accept makes today's and tries again (InboxRepository.acceptMany). A DEFAULT
+ * partition would catch such rows instead, but forbid DETACH CONCURRENTLY and make
+ * every new day scan it.
  */
 export const PAYLOAD_DAYS_AHEAD = 7;
 

@@ -174,6 +174,16 @@ describe('payload days', () => {
     expect(read.get(todays)).toBeGreaterThanOrEqual(3);
     for (const [partition, loops] of read) if (partition !== todays) expect([partition, loops]).toEqual([partition, 0]);
   });
+
+  it('an accept that finds no partition for today (nothing made them for a week) makes it and is accepted', async () => {
+    const partition = `webhook_inbox_payloads_${(await today(db)).replace(/-/g, '')}`;
+    await db.query(`ALTER TABLE webhook_inbox_payloads DETACH PARTITION ${partition}`);
+    await db.query(`DROP TABLE ${partition}`);
+    const event = paymentIntentEvent('payment_intent.succeeded', { orderId: 'pd-missing-day' });
+    await postStripe(t, event);
+    expect((await partitions(db)).map((p) => p.day)).toContain(await today(db));
+    expect(await view(event.id as string)).toMatchObject({ payload: event, payloadPurged: false });
+  });
 });
 
 /** A database of the schema before day payloads, with payloads in their rows, migrated live: nothing acknowledged is lost. */
