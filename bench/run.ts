@@ -1197,7 +1197,9 @@ async function forgetStage(url: string, since: StageDatabase['since']): Promise<
     await c.query('DELETE FROM outbox WHERE id > $1', [since.outbox]);
     await c.query('DELETE FROM orders WHERE created_at >= $1', [since.at]);
     await c.query('DELETE FROM admin_audit WHERE id > $1', [since.audit]);
-    await c.query('VACUUM webhook_inbox, webhook_inbox_payloads, webhook_inbox_attempts, order_transitions, outbox, outbox_attempts, orders');
+    await c.query(
+      'VACUUM webhook_inbox, webhook_inbox_payloads, webhook_inbox_attempts, order_transitions, outbox, outbox_attempts, orders',
+    );
   });
 }
 
@@ -1392,14 +1394,16 @@ async function keptPerEvent(url: string, params: AgedParams): Promise<string> {
  * ingest WAL (its events x the aged ingestion stage's WAL per accepted event, when that stage ran).
  */
 async function forgetOnePayloadDay(server: BenchServer, url: string, eventsPerDay: number, ingestWalPerEvent?: number): Promise<void> {
-  const [oldest] = await withClient(url, async (c) =>
-    (
-      await c.query(
-        `SELECT to_char(min(to_date(substr(c.relname, 24), 'YYYYMMDD')), 'YYYY-MM-DD') AS day,
+  const [oldest] = await withClient(
+    url,
+    async (c) =>
+      (
+        await c.query(
+          `SELECT to_char(min(to_date(substr(c.relname, 24), 'YYYYMMDD')), 'YYYY-MM-DD') AS day,
                 (SELECT count(*) FROM webhook_inbox_payloads p WHERE p.day = min(to_date(substr(c.relname, 24), 'YYYYMMDD')))::int AS payloads
            FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'webhook_inbox_payloads'::regclass`,
-      )
-    ).rows,
+        )
+      ).rows,
   );
   const dataSource = createDataSource(url, 4);
   await dataSource.initialize();

@@ -314,15 +314,13 @@ export class InboxRepository {
       let rows: (EventRow & { payload_text: string | null; day?: string })[] = [];
       if (!afterId.includes('/')) {
         rows = await tx.query(reencryptPick(clear), [afterId, limit, ...key]);
-        if (rows.length > 0) return this.reseal(tx, rows, (sealed) => [REENCRYPT_STORE, [sealed.ids, sealed.seals, this.payloads.currentKeyId]]);
+        if (rows.length > 0)
+          return this.reseal(tx, rows, (sealed) => [REENCRYPT_STORE, [sealed.ids, sealed.seals, this.payloads.currentKeyId]]);
         afterId = '0001-01-01/0';
       }
       const [day, id] = afterId.split('/');
       rows = await tx.query(reencryptDayPick(clear), [day, limit, id, ...key]);
-      return this.reseal(tx, rows, (sealed) => [
-        REENCRYPT_DAY_STORE,
-        [sealed.days, sealed.ids, sealed.seals, this.payloads.currentKeyId],
-      ]);
+      return this.reseal(tx, rows, (sealed) => [REENCRYPT_DAY_STORE, [sealed.days, sealed.ids, sealed.seals, this.payloads.currentKeyId]]);
     });
   }
 

@@ -137,7 +137,9 @@ export class PayloadDays implements OnApplicationBootstrap {
     const session = this.dataSource.createQueryRunner();
     await session.connect();
     try {
-      const [{ locked }]: { locked: boolean }[] = await session.query(`SELECT pg_try_advisory_lock(hashtext('webhook_inbox_payloads_forget')) AS locked`);
+      const [{ locked }]: { locked: boolean }[] = await session.query(
+        `SELECT pg_try_advisory_lock(hashtext('webhook_inbox_payloads_forget')) AS locked`,
+      );
       if (!locked) return result;
       try {
         await this.forgetDays(session, cutoff, batch, stopped, result);
@@ -150,7 +152,13 @@ export class PayloadDays implements OnApplicationBootstrap {
     }
   }
 
-  private async forgetDays(session: QueryRunner, cutoff: string, batch: number, stopped: () => boolean, result: ForgottenDays): Promise<void> {
+  private async forgetDays(
+    session: QueryRunner,
+    cutoff: string,
+    batch: number,
+    stopped: () => boolean,
+    result: ForgottenDays,
+  ): Promise<void> {
     const [{ today }]: { today: string }[] = await this.dataSource.query(`SELECT to_char(${PAYLOAD_TODAY}, 'YYYY-MM-DD') AS today`);
     const partitions: { name: string; day: string; attached: boolean; detach_pending: boolean }[] =
       await this.dataSource.query(PAYLOAD_PARTITIONS);

@@ -38,7 +38,11 @@ describe('payload days', () => {
   useTestApp({ endpoints: ENDPOINTS, env: { PAYLOAD_KEYS: KEYS } }, (started) => ({ db, t } = started));
 
   const view = async (eventId: string) =>
-    (await request(t.url).get(`/admin/inbox/${(await inboxRow(db, eventId)).id}`).set(op)).body as Record<string, any>;
+    (
+      await request(t.url)
+        .get(`/admin/inbox/${(await inboxRow(db, eventId)).id}`)
+        .set(op)
+    ).body as Record<string, any>;
 
   it('the accept statement writes one payload row in today’s partition for a new event, none for a duplicate', async () => {
     const event = paymentIntentEvent('payment_intent.succeeded', { orderId: 'pd-dup' });
@@ -81,9 +85,10 @@ describe('payload days', () => {
     await db.query(`UPDATE webhook_inbox SET status = 'ignored', status_reason = 'no_handler', completed_at = now() WHERE event_id = $1`, [
       id('ignored'),
     ]);
-    await db.query(`UPDATE webhook_inbox SET status = 'quarantined', status_reason = 'operator', completed_at = now() WHERE event_id = $1`, [
-      id('quarantined'),
-    ]);
+    await db.query(
+      `UPDATE webhook_inbox SET status = 'quarantined', status_reason = 'operator', completed_at = now() WHERE event_id = $1`,
+      [id('quarantined')],
+    );
     // Nine days ago: past the 7-day payload window, and a whole day before its start.
     await ageInbox(db, 9);
     const [old] = await db.query(`SELECT DISTINCT to_char(payload_day, 'YYYY-MM-DD') AS day FROM webhook_inbox`);
@@ -126,9 +131,10 @@ describe('payload days', () => {
     const event = paymentIntentEvent('payment_intent.succeeded', { orderId: 'pd-old' });
     await postStripe(t, event);
     // What the previous version's worker does with a new row: no payload in the row, quarantined, no handler run.
-    await db.query(`UPDATE webhook_inbox SET status = 'quarantined', status_reason = 'payload_missing', completed_at = now() WHERE event_id = $1`, [
-      event.id,
-    ]);
+    await db.query(
+      `UPDATE webhook_inbox SET status = 'quarantined', status_reason = 'payload_missing', completed_at = now() WHERE event_id = $1`,
+      [event.id],
+    );
     await t.app.get(RetentionService).runOnce();
     expect(await inboxRow(db, event.id as string)).toMatchObject({ status: 'pending', status_reason: null });
     await drain(t);
@@ -217,18 +223,18 @@ describe('payload days: migrating a populated legacy inbox', () => {
       await new DayPayloads1765640000000().down(runner);
       await runner.release();
       await db.query(`DELETE FROM schema_migrations WHERE name = 'DayPayloads1765640000000'`);
-      expect(await db.query(`SELECT count(*)::int AS n FROM webhook_inbox WHERE payload_sealed IS NOT NULL AND payload_key_id = 'k1'`)).toEqual([
-        { n: 4 },
-      ]);
+      expect(
+        await db.query(`SELECT count(*)::int AS n FROM webhook_inbox WHERE payload_sealed IS NOT NULL AND payload_key_id = 'k1'`),
+      ).toEqual([{ n: 4 }]);
       expect(await db.query(`SELECT to_regclass('webhook_inbox_payloads') AS t`)).toEqual([{ t: null }]);
       // And forward again, on the populated inbox.
       await runMigrations(dataSource);
     } finally {
       await dataSource.destroy();
     }
-    expect(await db.query(`SELECT count(*)::int AS n FROM webhook_inbox WHERE payload_day IS NULL AND payload_sealed IS NOT NULL`)).toEqual([
-      { n: 4 },
-    ]);
+    expect(await db.query(`SELECT count(*)::int AS n FROM webhook_inbox WHERE payload_day IS NULL AND payload_sealed IS NOT NULL`)).toEqual(
+      [{ n: 4 }],
+    );
 
     t = await startTestApp({ databaseUrl: db.url, endpoints: ENDPOINTS, env: { PAYLOAD_KEYS: KEYS } });
     for (const [eventId, event] of sent) {

@@ -38,9 +38,7 @@ describe('customer erasure: POST /admin/erasure and the CLI', () => {
   const order = (id: string, customerEmail: string) =>
     t.app.get(OrdersService).create({ tenantId: TENANT, id, totalMinor: 1000, currency: 'eur', customerEmail });
   const stored = async (eventId: string) =>
-    (
-      await db.query(`SELECT has_payload FROM ${STORED_PAYLOADS} WHERE event_id = $1`, [eventId])
-    )[0].has_payload;
+    (await db.query(`SELECT has_payload FROM ${STORED_PAYLOADS} WHERE event_id = $1`, [eventId]))[0].has_payload;
 
   it('blanks the address, the recipient of unsent e-mail, and purges the payloads mentioning the customer; identities stay', async () => {
     await order('er-1', 'Ada@Example.com');

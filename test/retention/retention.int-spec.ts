@@ -214,7 +214,15 @@ describe('retention job (issue 5 item 7)', () => {
     }
     // identities: 1 empty batch; payloads: 2 full batches, capped; outbox and the five other kinds: 1 empty batch each.
     const others = { abandonedDeleted: 0, ordersPruned: 0, auditPruned: 0, reconciliationRunsPruned: 0 };
-    expect(result).toEqual({ payloadsPurged: 2000, payloadDaysDropped: 0, identitiesDeleted: 0, outboxPruned: 0, ...others, batches: 9, capped: true });
+    expect(result).toEqual({
+      payloadsPurged: 2000,
+      payloadDaysDropped: 0,
+      identitiesDeleted: 0,
+      outboxPruned: 0,
+      ...others,
+      batches: 9,
+      capped: true,
+    });
     expect(await retention.runOnce()).toEqual({
       payloadsPurged: 500,
       payloadDaysDropped: 0,
