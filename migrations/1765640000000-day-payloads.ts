@@ -16,8 +16,9 @@ import { buildIndexConcurrently, runLong } from './concurrent-index';
  *   (payload_day, id), so they touch one partition). NULL on a legacy row, whose payload
  *   stays in the old columns, read by a fallback and purged row by row as before, until
  *   the payload window has passed over them all; then that path finds nothing.
- * - `webhook_inbox_open_payload_day`: the open rows (pending, processing, quarantined) of a
- *   day, which keep their payload when their day is forgotten (carried to the current day).
+ * - `webhook_inbox_open`: the open rows (pending, processing, quarantined), which keep their
+ *   payload when their day is forgotten (carried to the current day). Keyed by id, not by
+ *   payload_day: moving a row's payload_day then stays a HOT update (no index holds it).
  *
  * Live: a new empty table, a nullable column (no rewrite) and an index built CONCURRENTLY.
  *
@@ -65,11 +66,7 @@ export class DayPayloads1765640000000 implements MigrationInterface {
     await q.query(`SELECT webhook_inbox_payload_day(d::date)
                      FROM generate_series((now() AT TIME ZONE 'UTC')::date, (now() AT TIME ZONE 'UTC')::date + 7, interval '1 day') d`);
     await q.query(`ALTER TABLE webhook_inbox ADD COLUMN IF NOT EXISTS payload_day date`);
-    await buildIndexConcurrently(
-      q,
-      'webhook_inbox_open_payload_day',
-      `ON webhook_inbox (payload_day, id) WHERE status IN ('pending', 'processing', 'quarantined') AND payload_day IS NOT NULL`,
-    );
+    await buildIndexConcurrently(q, 'webhook_inbox_open', `ON webhook_inbox (id) WHERE status IN ('pending', 'processing', 'quarantined')`);
   }
 
   async down(q: QueryRunner): Promise<void> {
@@ -77,7 +74,7 @@ export class DayPayloads1765640000000 implements MigrationInterface {
     await q.query(`
       UPDATE webhook_inbox i SET payload = p.payload, payload_sealed = p.payload_sealed, payload_key_id = p.payload_key_id, payload_day = NULL
         FROM webhook_inbox_payloads p WHERE p.day = i.payload_day AND p.inbox_id = i.id`);
-    await runLong(q, 'DROP INDEX CONCURRENTLY IF EXISTS webhook_inbox_open_payload_day');
+    await runLong(q, 'DROP INDEX CONCURRENTLY IF EXISTS webhook_inbox_open');
     await q.query(`ALTER TABLE webhook_inbox DROP COLUMN IF EXISTS payload_day`);
     await q.query(`DROP TABLE IF EXISTS webhook_inbox_payloads`);
     await q.query(`DROP FUNCTION IF EXISTS webhook_inbox_payload_day(date)`);

@@ -19,7 +19,7 @@ export const PAYLOAD_STORED = '(payload IS NOT NULL OR payload_sealed IS NOT NUL
 /** The UTC day a payload stored now belongs to: its partition of webhook_inbox_payloads. */
 export const PAYLOAD_TODAY = `(now() AT TIME ZONE 'UTC')::date`;
 
-/** Open rows keep their payload when their day is forgotten (index webhook_inbox_open_payload_day). */
+/** Open rows keep their payload when their day is forgotten (index webhook_inbox_open). */
 export const OPEN_STATUSES = `('pending', 'processing', 'quarantined')`;
 
 /**

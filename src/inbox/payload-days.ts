@@ -25,16 +25,18 @@ const PAYLOAD_PARTITIONS = `
    ORDER BY c.relname`;
 
 /**
- * Carries the payloads of up to $2 open rows (pending, processing, quarantined) whose day
- * is $1 into today's partition, from `source` (the partitioned table, or a day already
- * detached from it), and points the rows there; index webhook_inbox_open_payload_day.
- * SKIP LOCKED: a row held right now is carried by a later batch.
+ * Carries the payloads of up to $2 open rows (pending, processing, quarantined) after id $3
+ * whose day is $1 into today's partition, from `source` (the partitioned table, or a day
+ * already detached from it), and points the rows there. Along webhook_inbox_open (the open
+ * rows only, in id order); payload_day is in no index, so the row's update is HOT: a few
+ * hundred bytes of WAL each, not a new version in every index. SKIP LOCKED: a row held
+ * right now is carried by a later pass. Returns how many, and the last id looked at.
  */
 function carryOpen(source: string): string {
   return `
   WITH moving AS (
     SELECT i.id FROM webhook_inbox i
-     WHERE i.payload_day = $1::date AND i.status IN ${OPEN_STATUSES}
+     WHERE i.status IN ${OPEN_STATUSES} AND i.id > $3::bigint AND i.payload_day = $1::date
      ORDER BY i.id LIMIT $2
        FOR UPDATE SKIP LOCKED
   ), copied AS (
@@ -46,7 +48,7 @@ function carryOpen(source: string): string {
   ), moved AS (
     UPDATE webhook_inbox i SET payload_day = ${PAYLOAD_TODAY} FROM moving m WHERE i.id = m.id RETURNING i.id
   )
-  SELECT count(*)::int AS n FROM moved`;
+  SELECT count(*)::int AS n, max(id)::text AS last FROM moved`;
 }
 
 /** Open rows still pointing at day $1 (held by someone while it was being carried). */
@@ -69,13 +71,13 @@ const PURGE_UNDROPPABLE_DAYS = `
 /**
  * Rows an instance of the version before day payloads quarantined `payload_missing` (it reads
  * the payload only from the row) while their payload is in their day: back to pending, due now.
- * Through webhook_inbox_open_payload_day; a row whose payload really is gone stays.
+ * Through webhook_inbox_open; a row whose payload really is gone stays.
  */
 const REQUEUE_OLD_QUARANTINES = `
   UPDATE webhook_inbox i
      SET status = 'pending', status_reason = NULL, completed_at = NULL, next_attempt_at = now(),
          last_error = 'payload_missing: quarantined by an older instance, requeued'
-   WHERE i.payload_day IS NOT NULL AND i.status IN ${OPEN_STATUSES} AND i.status = 'quarantined'
+   WHERE i.status IN ${OPEN_STATUSES} AND i.status = 'quarantined' AND i.payload_day IS NOT NULL
      AND i.status_reason = 'payload_missing'
      AND EXISTS (SELECT 1 FROM webhook_inbox_payloads wp WHERE wp.day = i.payload_day AND wp.inbox_id = i.id)`;
 
@@ -196,12 +198,14 @@ export class PayloadDays implements OnApplicationBootstrap {
     return count;
   }
 
-  private async carry(day: string, source: string, batch: number, stopped: () => boolean): Promise<number> {
+  /** Carries the payloads of day `day`'s open rows (from `source`) to today, in batches; returns how many. */
+  async carry(day: string, source = 'webhook_inbox_payloads', batch = 1000, stopped: () => boolean = () => false): Promise<number> {
     let carried = 0;
-    for (;;) {
-      const [{ n }]: { n: number }[] = await this.dataSource.query(carryOpen(source), [day, batch]);
+    for (let after = '0'; ;) {
+      const [{ n, last }]: { n: number; last: string | null }[] = await this.dataSource.query(carryOpen(source), [day, batch, after]);
       carried += n;
-      if (n < batch || stopped()) return carried;
+      if (n < batch || last === null || stopped()) return carried;
+      after = last;
     }
   }
 

@@ -45,7 +45,7 @@ CREATE UNIQUE INDEX webhook_inbox_identity ON public.webhook_inbox USING btree (
 
 CREATE INDEX webhook_inbox_leased ON public.webhook_inbox USING btree (locked_until) WHERE (status = 'processing'::text);
 
-CREATE INDEX webhook_inbox_open_payload_day ON public.webhook_inbox USING btree (payload_day, id) WHERE ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'quarantined'::text])) AND (payload_day IS NOT NULL));
+CREATE INDEX webhook_inbox_open ON public.webhook_inbox USING btree (id) WHERE (status = ANY (ARRAY['pending'::text, 'processing'::text, 'quarantined'::text]));
 
 CREATE INDEX webhook_inbox_payload_expiry ON public.webhook_inbox USING btree (received_at) WHERE (((payload IS NOT NULL) OR (payload_sealed IS NOT NULL)) AND (status = ANY (ARRAY['done'::text, 'ignored'::text])));
 
