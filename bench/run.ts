@@ -1319,14 +1319,7 @@ function pushAgedRatios(stage: string, mode: string, empty: Measure, old: Measur
  * the history's days. "Hot" indexes take inserts at random keys: an insert reads its leaf wherever it is.
  */
 async function keptPerEvent(url: string, params: AgedParams): Promise<string> {
-  const RANDOM_KEYS = [
-    'webhook_inbox_identity',
-    'outbox_operation_key',
-    'outbox_aggregate',
-    'orders_pkey',
-    'orders_payment',
-    'order_transitions_order',
-  ];
+  const RANDOM_KEYS = ['outbox_operation_key', 'outbox_aggregate', 'orders_pkey', 'orders_payment', 'order_transitions_order'];
   const LONGER: Record<string, number> = { orders: 400, order_transitions: 400, admin_audit: 400 };
   const { rows: relations } = await withClient(url, (c) =>
     c.query(

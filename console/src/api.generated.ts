@@ -155,6 +155,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/identity-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How the inbox keys event identities: by the stated time from `keyedFrom` on, or by id alone */
+        get: operations["AdminIdentityKeysController_mode"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/identity-keys/time": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The contract step of an upgrade: key identities by stated time from a few minutes ahead, and drop the id-only constraint. Only once no instance of an older version runs. */
+        post: operations["AdminIdentityKeysController_switchToTime"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/outbox": {
         parameters: {
             query?: never;
@@ -870,6 +904,15 @@ export interface components {
                 done: boolean;
             };
         };
+        IdentityKeys: {
+            keyedFrom: string | null;
+            oldConstraint: boolean;
+        };
+        TimeKeysSwitch: {
+            keyedFrom: string;
+            switchedAt: string;
+            oldConstraintDropped: boolean;
+        };
     };
     responses: never;
     parameters: never;
@@ -1399,6 +1442,80 @@ export interface operations {
             };
             /** @description `not_quarantinable` */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    AdminIdentityKeysController_mode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentityKeys"];
+                };
+            };
+            /** @description `missing_token` or `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `insufficient_role` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    AdminIdentityKeysController_switchToTime: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TimeKeysSwitch"];
+                };
+            };
+            /** @description `missing_token` or `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `insufficient_role` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

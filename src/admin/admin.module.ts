@@ -10,6 +10,7 @@ import { AdminAuditController } from './admin-audit.controller';
 import { AdminAuthGuard } from './admin-auth.guard';
 import { AdminDestinationsController } from './admin-destinations.controller';
 import { AdminInboxController } from './admin-inbox.controller';
+import { AdminIdentityKeysController } from './admin-identity-keys.controller';
 import { AdminOrdersController } from './admin-orders.controller';
 import { AdminOutboxController } from './admin-outbox.controller';
 import { AdminReconciliationController } from './admin-reconciliation.controller';
@@ -27,6 +28,7 @@ import { AdminStatsController } from './admin-stats.controller';
   imports: [ActivityModule, AuditModule, InboxModule, OutboxModule, OrdersModule, ReconciliationModule, TimelineModule],
   controllers: [
     AdminInboxController,
+    AdminIdentityKeysController,
     AdminOutboxController,
     AdminDestinationsController,
     AdminOrdersController,

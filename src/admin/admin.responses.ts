@@ -339,3 +339,17 @@ export const payloadKeyReport = named(
     reencryption: obj({ remaining: z.number(), done: z.boolean() }),
   }),
 );
+
+export const identityKeys = named(
+  'IdentityKeys',
+  obj({
+    /** Events the sender states from this time on are keyed by it (null: by id alone, until the switch). */
+    keyedFrom: z.string().nullable(),
+    oldConstraint: z.boolean(),
+  }),
+);
+
+export const timeKeysSwitch = named(
+  'TimeKeysSwitch',
+  obj({ keyedFrom: z.string(), switchedAt: z.string(), oldConstraintDropped: z.boolean() }),
+);

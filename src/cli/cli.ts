@@ -10,6 +10,8 @@ const USAGE = `Usage: npm run cli -- <command> [options]
   replay <inboxId> --reason <why>                    re-queue one inbox event (operator token)
   replay --filter status=quarantined,provider=stripe [--dry-run] --reason <why>
   stats                                              backlog, oldest pending age, failures, latency
+  time-keys --reason <why>                           after an upgrade, once no older instance runs: key identities by
+                                                     the sender's stated time (docs/operations.md, "Identity keys")
   reconciliation                                     per endpoint: cursor, last success, recent runs
   reconcile [--endpoint <id>] [--from <ISO>] [--to <ISO>] [--dry-run] --reason <why>
                                                      request a reconciliation run (a maintenance instance runs it)
@@ -54,6 +56,8 @@ async function main(argv: string[]): Promise<number> {
       return admin(base, token, 'POST', ...replayRequest(args, flags));
     case 'stats':
       return admin(base, token, 'GET', '/admin/stats');
+    case 'time-keys':
+      return admin(base, token, 'POST', '/admin/identity-keys/time', { reason: flags.reason });
     case 'reconciliation':
       return admin(base, token, 'GET', '/admin/reconciliation');
     case 'reconcile':

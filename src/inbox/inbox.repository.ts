@@ -19,7 +19,7 @@ import {
   RECORD_READINGS,
   STILL_HELD,
 } from './inbox.queries';
-import { AcceptRequest, AcceptResult, InboxEvent, InboxStatus, ProviderReading, SourceFacts } from './inbox.types';
+import { AcceptRequest, AcceptResult, EventIdentity, InboxEvent, InboxStatus, ProviderReading, SourceFacts } from './inbox.types';
 import {
   PAYLOAD_KEYS_IN_USE,
   PAYLOAD_ROWS_BY_KEY,
@@ -30,6 +30,7 @@ import {
   reencryptPick,
 } from './inbox.queries';
 import { InboxPayloads, OpenedPayload } from './inbox-payloads';
+import { IdentityKeyMode, IdentityKeys, isConflictTargetGone } from './identity-keys';
 
 const PAYLOAD_MOVING: OpenedPayload = { ok: false, reason: 'payload_moving', message: 'payload being carried to a newer day' };
 
@@ -91,6 +92,7 @@ export class InboxRepository {
   constructor(
     private readonly dataSource: DataSource,
     private readonly payloads: InboxPayloads,
+    private readonly identityKeys: IdentityKeys,
   ) {}
 
   /**
@@ -99,6 +101,17 @@ export class InboxRepository {
    * Results come back in the order of `requests`; identities must be distinct.
    */
   async acceptMany(requests: AcceptRequest[], claim?: InsertClaim): Promise<AcceptResult[]> {
+    try {
+      return await this.acceptUnder(await this.identityKeys.current(), requests, claim);
+    } catch (error) {
+      // The old id-only constraint was dropped since this instance last looked: nothing was written.
+      if (!isConflictTargetGone(error)) throw error;
+      this.identityKeys.forget();
+      return this.acceptUnder(await this.identityKeys.current(), requests, claim);
+    }
+  }
+
+  private async acceptUnder(mode: IdentityKeyMode, requests: AcceptRequest[], claim?: InsertClaim): Promise<AcceptResult[]> {
     const sorted = [...requests].sort((a, b) => compare(identity(a), identity(b)));
     const values = sorted.flatMap((r) => {
       const stored = this.payloads.store(r.sourceScope, r.eventId, r.payloadJson);
@@ -121,10 +134,18 @@ export class InboxRepository {
         JSON.stringify(r.sourceFacts),
         claimed ? claim.lease : null,
         claimed ? claim.until : null,
+        IdentityKeys.keyOf(mode, r.occurredAt),
       ];
     });
-    // One prepared statement per batch size.
-    const accept = () => queryPrepared<AcceptRow>(this.dataSource, `inbox_accept_${sorted.length}`, acceptMany(sorted.length), values);
+    // One prepared statement per batch size and conflict target.
+    const timeKeyed = !mode.oldConstraint;
+    const accept = () =>
+      queryPrepared<AcceptRow>(
+        this.dataSource,
+        `inbox_accept_${timeKeyed ? 'time_' : ''}${sorted.length}`,
+        acceptMany(sorted.length, timeKeyed),
+        values,
+      );
     const rows = await accept().catch(async (error: unknown) => {
       // Today's payload partition is missing (no start and no retention run for a week): make it, once.
       if (!isMissingPartition(error)) throw error;
@@ -233,10 +254,12 @@ export class InboxRepository {
   }
 
   /** The identities among `ids` the inbox already holds, as identity() keys. */
-  async existing(ids: { sourceScope: string; eventId: string }[]): Promise<Set<string>> {
+  async existing(ids: EventIdentity[]): Promise<Set<string>> {
+    const mode = await this.identityKeys.current();
     const rows: { source_scope: string; event_id: string }[] = await this.dataSource.query(EXISTING_IDENTITIES, [
       ids.map((i) => i.sourceScope),
       ids.map((i) => i.eventId),
+      ids.map((i) => IdentityKeys.keyOf(mode, i.occurredAt)),
     ]);
     return new Set(rows.map((r) => identity({ sourceScope: r.source_scope, eventId: r.event_id })));
   }

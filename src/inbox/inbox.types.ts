@@ -12,9 +12,15 @@ export type InboxStatus = 'pending' | 'processing' | 'done' | 'ignored' | 'quara
 /** Verified facts about an event's sender (Stripe account and mode, GitHub hook id, ...), keyed as `expect` is. */
 export type SourceFacts = Readonly<Record<string, string | boolean | number | undefined>>;
 
-export interface AcceptRequest {
+/** What says two deliveries are the same event. */
+export interface EventIdentity {
   sourceScope: string;
   eventId: string;
+  /** The sender's stated time of the event (VerifiedEvent.occurredAt), when it states one. */
+  occurredAt?: Date;
+}
+
+export interface AcceptRequest extends EventIdentity {
   tenantId: string;
   provider: string;
   endpointId: string;

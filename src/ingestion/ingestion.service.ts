@@ -9,6 +9,7 @@ import { jsonDepthExceeds, MAX_PAYLOAD_DEPTH, valueDepthExceeds } from '../commo
 import { describe } from '../common/error-response';
 import { isInvalidData } from '../common/database-errors';
 import { InboxService } from '../inbox/inbox.service';
+import { EventIdentity } from '../inbox/inbox.types';
 import { traceparentOf, Tracing } from '../tracing/tracing';
 import { acceptanceRefusal } from '../inbox/acceptance';
 import { IngestionMetrics } from './ingestion.metrics';
@@ -173,9 +174,9 @@ export class IngestionService {
   }
 
   /** Where an event's identity lives: trusted config plus what the provider verified. */
-  identityOf(endpoint: EndpointConfig, object: unknown): { sourceScope: string; eventId: string } {
+  identityOf(endpoint: EndpointConfig, object: unknown): EventIdentity {
     const event = this.providers.get(endpoint.provider).fromApi!(object);
-    return { sourceScope: scopeOf(endpoint, event), eventId: event.eventId };
+    return { sourceScope: scopeOf(endpoint, event), eventId: event.eventId, occurredAt: event.occurredAt };
   }
 
   private async acceptVerified(
@@ -198,6 +199,7 @@ export class IngestionService {
       result = await this.inbox.accept({
         sourceScope,
         eventId: event.eventId,
+        occurredAt: event.occurredAt,
         tenantId: endpoint.tenantId,
         provider: endpoint.provider,
         endpointId: endpoint.id,

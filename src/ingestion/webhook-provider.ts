@@ -20,6 +20,14 @@ export interface VerifiedEvent {
   verifiedWith: string;
   /** Facts about the sender, compared with the endpoint's `expect`. */
   source: Readonly<Record<string, string | boolean | number | undefined>>;
+  /**
+   * When the sender says the event happened, read from the same place as the id and the
+   * same in every delivery of it and in its API copy (Stripe's `created`). It leads the
+   * event's identity key, so the dedup index takes inserts at its recent end instead of
+   * anywhere in a month of ids (docs/performance.md, "At month scale"). Undefined when the
+   * sender states no such time: the key is the id alone, as before.
+   */
+  occurredAt?: Date;
 }
 
 /**
@@ -95,6 +103,11 @@ export function requireIdentifier(value: unknown, reason: string): string {
     throw new BadRequestError(reason, `${reason.replace(/_/g, ' ')}: expected 1-255 printable characters`);
   }
   return value;
+}
+
+/** A stated time in whole Unix seconds (Stripe's `created`, Slack's `event_time`), or undefined when it is not one. */
+export function unixSecondsTime(value: unknown): Date | undefined {
+  return Number.isSafeInteger(value) && (value as number) > 0 ? new Date((value as number) * 1000) : undefined;
 }
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
