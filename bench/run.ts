@@ -59,6 +59,17 @@ import { PRUNE_DELIVERED } from '../src/outbox/outbox.queries';
 import { RETENTION_BATCH_SIZE, RETENTION_MAX_BATCHES } from '../src/retention/retention.service';
 import { createDataSource } from '../src/database/data-source';
 import { PayloadDays } from '../src/inbox/payload-days';
+import {
+  describeFlood,
+  FLOOD_REQUESTS,
+  FLOOD_SECONDS,
+  FloodResult,
+  LOG_ALL,
+  LOG_OFF,
+  LOG_ON,
+  rejectionFlood,
+  VALID_PER_SECOND,
+} from './lib/rejection-flood';
 
 /** One key ring for the encryption stages: the service gets it as PAYLOAD_KEYS, the drain's seeding seals with it. */
 const BENCH_KEY = { id: 'bench', key: randomBytes(32) };
@@ -1644,6 +1655,32 @@ async function main(): Promise<void> {
             await fairness(server, variant, scenario);
           }
         }
+      }
+    }
+    if (only?.includes('rejections')) {
+      // Only by name: a minute per variant. Each pass alternates the variants' order.
+      for (let pass = 0; pass < rounds; pass++) {
+        const variants = pass % 2 ? [LOG_ALL, LOG_ON, LOG_OFF] : [LOG_OFF, LOG_ON, LOG_ALL];
+        const results = new Map<string, FloodResult>();
+        for (const variant of variants) {
+          log(`rejected-request flood: ${variant.label}...`);
+          const result = await rejectionFlood(server, variant, quick ? 20 : FLOOD_SECONDS);
+          results.set(variant.label, result);
+          rows.push({
+            stage: `rejected-request flood (${FLOOD_REQUESTS} bad signatures a minute, valid at ${VALID_PER_SECOND}/s): ${variant.label}, valid p99`,
+            value: result.valid.p99,
+            unit: 'ms p99',
+            notes: describeFlood(result),
+          });
+        }
+        const off = results.get(LOG_OFF.label)!;
+        const on = results.get(LOG_ON.label)!;
+        rows.push({
+          stage: 'rejected-request flood: valid p99, log on (defaults) / log off',
+          value: round(on.valid.p99 / off.valid.p99, 2),
+          unit: 'x',
+          notes: `rows kept ${on.rows} (off ${off.rows}); WAL on - off ${round((on.walBytes - off.walBytes) / 1024, 0)} KiB; service CPU on / off ${round(on.serviceCpuMs / off.serviceCpuMs, 2)}`,
+        });
       }
     }
     if (wanted('slowloris') && !agedBench) {

@@ -109,6 +109,14 @@ export interface RegisteredHandler {
   reads?: readonly string[];
 }
 
+/** What the worker would record for an event (the effect preview): `retry` with the error it would store. */
+export interface PreviewOutcome {
+  status: 'done' | 'ignored' | 'quarantined' | 'retry';
+  reason: string | null;
+  /** The handler that ran; null when the event reaches none (refused by its endpoint, unreadable, no handler). */
+  handler: string | null;
+}
+
 // ---- Operator reads and repairs (InboxAdminService) ----
 
 /** Admin filter over the inbox; every field narrows, none widens. */

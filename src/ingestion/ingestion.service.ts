@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Span } from '@opentelemetry/api';
 import { hash } from 'node:crypto';
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { APP_CONFIG, AppConfig, EndpointConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
 import { AppError, BadRequestError, NotFoundError, PayloadTooDeepError, ServiceUnavailableError } from '../common/errors';
@@ -18,6 +18,7 @@ import { isHandshake, utf8Text, VerifiedEvent } from './webhook-provider';
 import { omitPaths } from './omit-paths';
 import { readRawBody } from './raw-body';
 import type { BodyHold } from './intake-budget';
+import { RejectionLog } from './rejection-log';
 
 export interface IngestionResult {
   status: 'accepted' | 'duplicate' | 'ignored';
@@ -53,6 +54,7 @@ export class IngestionService {
     private readonly clock: Clock,
     private readonly metrics: IngestionMetrics,
     private readonly tracing: Tracing,
+    private readonly rejections: RejectionLog,
   ) {}
 
   /**
@@ -71,7 +73,7 @@ export class IngestionService {
       'webhook.tenant_id': endpoint.tenantId,
     });
     const rawBody = await this.readBody(endpoint, req, hold);
-    return this.accept(endpoint, req.headers, rawBody, hold, span);
+    return this.accept(endpoint, req, rawBody, hold, span);
   }
 
   private endpoint(endpointId: string): EndpointConfig {
@@ -88,22 +90,26 @@ export class IngestionService {
     try {
       return await readRawBody(req, endpoint.maxBodyBytes, hold);
     } catch (error) {
-      throw this.rejected(endpoint, error);
+      throw this.rejected(endpoint, error, req, null);
     }
   }
 
-  /** Counts and logs a refused request (its reason only); returns the error for the caller to throw. */
-  private rejected(endpoint: EndpointConfig, error: unknown): unknown {
+  /**
+   * Counts and logs a refused request (its reason only) and offers it to the rejected-request
+   * log (sampled, written later); returns the error for the caller to throw.
+   */
+  private rejected(endpoint: EndpointConfig, error: unknown, req: IncomingMessage, receivedBytes: number | null): unknown {
     const reason = error instanceof AppError ? error.reason : 'invalid_request';
     this.metrics.rejected(endpoint.id, reason);
     this.logger.warn({ endpointId: endpoint.id, reason }, 'webhook rejected');
+    this.rejections.record(endpoint, reason, error instanceof AppError ? error.status : 500, req, receivedBytes);
     return error;
   }
 
   /** Verifies, identifies and durably accepts one request's bytes (or answers its handshake). */
   private async accept(
     endpoint: EndpointConfig,
-    headers: IncomingHttpHeaders,
+    req: IncomingMessage,
     rawBody: Buffer,
     hold: BodyHold,
     span?: Span,
@@ -112,7 +118,7 @@ export class IngestionService {
     let text: string;
     const verify = span && this.tracing.startSpan('webhook.verify');
     try {
-      const verified = this.providers.get(endpoint.provider).verify({ headers, rawBody }, endpoint, this.clock.now());
+      const verified = this.providers.get(endpoint.provider).verify({ headers: req.headers, rawBody }, endpoint, this.clock.now());
       if (isHandshake(verified)) return this.handshake(endpoint, verified.handshake);
       event = verified;
       // Before any walk of it (omit, the admin view): one pass over the bytes, no recursion.
@@ -125,7 +131,7 @@ export class IngestionService {
         throw new BadRequestError('unsupported_json', 'JSON strings may not contain \\u0000');
       }
     } catch (error) {
-      throw this.rejected(endpoint, error);
+      throw this.rejected(endpoint, error, req, rawBody.length);
     } finally {
       verify?.end();
     }
@@ -135,7 +141,7 @@ export class IngestionService {
     try {
       accepted = await this.acceptVerified(endpoint, event, text, hash('sha256', rawBody, 'hex'), hold, span);
     } catch (error) {
-      throw this.rejected(endpoint, error);
+      throw this.rejected(endpoint, error, req, rawBody.length);
     }
     return this.counted(endpoint, accepted);
   }
