@@ -24,9 +24,13 @@ export const ADMIN_LOCK = `
 
 /** The effect preview's read of one row (no lock: the preview changes nothing of it), with its stored confirm reading. */
 export const ADMIN_PREVIEW_ROW = `
-  SELECT id, source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload, payload_sealed, payload_key_id,
-         received_at, source_facts, status, status_reason, confirmation, NOT ${PAYLOAD_STORED} AS payload_purged
-    FROM webhook_inbox WHERE ${ROW_IN_SCOPE}`;
+  SELECT i.id, i.source_scope, i.event_id, i.tenant_id, i.provider, i.endpoint_id, i.event_type,
+         coalesce(wp.payload, i.payload) AS payload, coalesce(wp.payload_sealed, i.payload_sealed) AS payload_sealed,
+         coalesce(wp.payload_key_id, i.payload_key_id) AS payload_key_id,
+         i.received_at, i.source_facts, i.status, i.status_reason, i.confirmation,
+         NOT (${PAYLOAD_STORED.replace(/payload/g, 'i.payload')} OR wp.inbox_id IS NOT NULL) AS payload_purged
+    FROM webhook_inbox i LEFT JOIN LATERAL (SELECT wp.* FROM ${dayPayloadOf('i')} LIMIT 1) wp ON true
+   WHERE ${ROW_IN_SCOPE}`;
 
 /** Re-queue with the same identity: a fresh attempt budget, due at $2. */
 export const ADMIN_REPLAY = `
