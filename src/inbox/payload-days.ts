@@ -66,19 +66,25 @@ const PURGE_UNDROPPABLE_DAYS = `
      LIMIT $2
        FOR UPDATE OF i SKIP LOCKED
   )
-  DELETE FROM webhook_inbox_payloads wp USING gone g WHERE wp.day = g.payload_day AND wp.inbox_id = g.id`;
+  DELETE FROM webhook_inbox_payloads wp USING gone g
+   WHERE wp.day = g.payload_day AND wp.inbox_id = g.id
+     -- The same days again: with the clocks agreeing (production) no partition is even opened.
+     AND wp.day >= ${PAYLOAD_TODAY} AND wp.day < $1::date`;
 
 /**
  * Rows an instance of the version before day payloads quarantined `payload_missing` (it reads
  * the payload only from the row) while their payload is in their day: back to pending, due now.
- * Through webhook_inbox_open; a row whose payload really is gone stays.
+ * Such rows are among the newest: only the last OLD_QUARANTINE_WINDOW open rows are looked at
+ * (webhook_inbox_open backwards), so a run every minute stays bounded by that, not by the open
+ * rows in all (quarantined ones are kept for months). A row whose payload really is gone stays.
  */
+const OLD_QUARANTINE_WINDOW = 10_000;
 const REQUEUE_OLD_QUARANTINES = `
   UPDATE webhook_inbox i
      SET status = 'pending', status_reason = NULL, completed_at = NULL, next_attempt_at = now(),
          last_error = 'payload_missing: quarantined by an older instance, requeued'
-   WHERE i.status IN ${OPEN_STATUSES} AND i.status = 'quarantined' AND i.payload_day IS NOT NULL
-     AND i.status_reason = 'payload_missing'
+    FROM (SELECT id FROM webhook_inbox WHERE status IN ${OPEN_STATUSES} ORDER BY id DESC LIMIT ${OLD_QUARANTINE_WINDOW}) recent
+   WHERE i.id = recent.id AND i.status = 'quarantined' AND i.status_reason = 'payload_missing' AND i.payload_day IS NOT NULL
      AND EXISTS (SELECT 1 FROM webhook_inbox_payloads wp WHERE wp.day = i.payload_day AND wp.inbox_id = i.id)`;
 
 export interface ForgottenDays {
