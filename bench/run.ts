@@ -57,6 +57,8 @@ import { Squeeze } from './lib/squeeze';
 import { DELETE_IDENTITIES, PURGE_PAYLOADS } from '../src/inbox/inbox.queries';
 import { PRUNE_DELIVERED } from '../src/outbox/outbox.queries';
 import { RETENTION_BATCH_SIZE, RETENTION_MAX_BATCHES } from '../src/retention/retention.service';
+import { createDataSource } from '../src/database/data-source';
+import { PayloadDays } from '../src/inbox/payload-days';
 import {
   describeFlood,
   FLOOD_REQUESTS,
@@ -1199,11 +1201,18 @@ async function forgetStage(url: string, since: StageDatabase['since']): Promise<
     await c.query('DELETE FROM webhook_inbox_attempts WHERE inbox_id > $1', [since.inbox]);
     await c.query('DELETE FROM order_transitions WHERE inbox_id > $1', [since.inbox]);
     await c.query('DELETE FROM webhook_inbox WHERE id > $1', [since.inbox]);
+    // The stage's payloads are in the days since it started (the recent partitions only).
+    await c.query(`DELETE FROM webhook_inbox_payloads WHERE day >= ($2::timestamptz AT TIME ZONE 'UTC')::date AND inbox_id > $1`, [
+      since.inbox,
+      since.at,
+    ]);
     await c.query('DELETE FROM outbox_attempts WHERE outbox_id > $1', [since.outbox]);
     await c.query('DELETE FROM outbox WHERE id > $1', [since.outbox]);
     await c.query('DELETE FROM orders WHERE created_at >= $1', [since.at]);
     await c.query('DELETE FROM admin_audit WHERE id > $1', [since.audit]);
-    await c.query('VACUUM webhook_inbox, webhook_inbox_attempts, order_transitions, outbox, outbox_attempts, orders');
+    await c.query(
+      'VACUUM webhook_inbox, webhook_inbox_payloads, webhook_inbox_attempts, order_transitions, outbox, outbox_attempts, orders',
+    );
   });
 }
 
@@ -1261,6 +1270,7 @@ async function agedRun(server: BenchServer): Promise<void> {
     env: {},
   });
   const stages = AGED_STAGES.filter((s) => wanted(s));
+  let agedIngestWal: number | undefined;
   try {
     for (let pass = 0; pass < rounds; pass++) {
       log(`round ${pass + 1}/${rounds}: baseline (pgbench, the round's noise)...`);
@@ -1275,8 +1285,9 @@ async function agedRun(server: BenchServer): Promise<void> {
       }
       target = 'empty';
       for (const [stage, { empty, aged: old }] of results) pushAgedRatios(stage, mode, empty!, old!);
+      agedIngestWal = results.get('ingestion')?.aged?.cost?.walBytes ?? agedIngestWal;
     }
-    if (process.argv.includes('--aged-retention')) await forgetOneDay(server, aged.url, params);
+    if (process.argv.includes('--aged-retention')) await forgetOneDay(server, aged.url, params, agedIngestWal);
   } finally {
     squeeze?.leave();
   }
@@ -1332,10 +1343,19 @@ async function keptPerEvent(url: string, params: AgedParams): Promise<string> {
     ),
   );
   const perTable = new Map<string, { heap: number; indexes: Record<string, number> }>();
+  // A partition (webhook_inbox_payloads_YYYYMMDD) counts under its table, its indexes under the parent's names.
+  const day = /_(\d{8})(_.*)?$/;
+  const seen = new Set<string>();
   for (const r of relations as { tbl: string; heap: number; idx: string | null; idx_bytes: number }[]) {
-    const entry = perTable.get(r.tbl) ?? { heap: r.heap, indexes: {} as Record<string, number> };
-    if (r.idx) entry.indexes[r.idx] = r.idx_bytes;
-    perTable.set(r.tbl, entry);
+    const tbl = r.tbl.replace(day, '');
+    const entry = perTable.get(tbl) ?? { heap: 0, indexes: {} as Record<string, number> };
+    if (!seen.has(r.tbl)) entry.heap += r.heap;
+    seen.add(r.tbl);
+    if (r.idx) {
+      const idx = r.tbl === tbl ? r.idx : `${tbl}_${r.idx.replace(`${r.tbl}_`, '')}`;
+      entry.indexes[idx] = (entry.indexes[idx] ?? 0) + r.idx_bytes;
+    }
+    perTable.set(tbl, entry);
   }
   const perEvent = (bytes: number) => round(bytes / params.events, 1);
   const tables = [...perTable].map(([tbl, { heap, indexes }]) => ({
@@ -1375,12 +1395,73 @@ async function keptPerEvent(url: string, params: AgedParams): Promise<string> {
 }
 
 /**
+ * The oldest day of payloads forgotten as the retention job does it (PayloadDays.forgetBefore): its open
+ * rows' payloads carried to today, the partition detached CONCURRENTLY and dropped. WAL against that day's
+ * ingest WAL (its events x the aged ingestion stage's WAL per accepted event, when that stage ran).
+ */
+async function forgetOnePayloadDay(server: BenchServer, url: string, eventsPerDay: number, ingestWalPerEvent?: number): Promise<void> {
+  const [oldest] = await withClient(
+    url,
+    async (c) =>
+      (
+        await c.query(
+          `SELECT to_char(min(to_date(substr(c.relname, 24), 'YYYYMMDD')), 'YYYY-MM-DD') AS day,
+                (SELECT count(*) FROM webhook_inbox_payloads p WHERE p.day = min(to_date(substr(c.relname, 24), 'YYYYMMDD')))::int AS payloads
+           FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'webhook_inbox_payloads'::regclass`,
+        )
+      ).rows,
+  );
+  const dataSource = createDataSource(url, 4);
+  await dataSource.initialize();
+  try {
+    const days = new PayloadDays(dataSource);
+    const dayIngest = ingestWalPerEvent === undefined ? undefined : ingestWalPerEvent * eventsPerDay;
+    const share = (wal: number) =>
+      dayIngest
+        ? `; ${round((100 * wal) / dayIngest, 4)}% of that day's ingest WAL (${round(eventsPerDay, 0)} events x ${ingestWalPerEvent} B)`
+        : '';
+    // The two steps apart: carrying the open rows (a row each) and dropping the day (the same whatever it held).
+    await withClient(server.url, (c) => c.query('CHECKPOINT'));
+    let probe = await StorageProbe.start(server.url, url);
+    let started = performance.now();
+    const carried = await days.carry(oldest.day);
+    const carrySeconds = (performance.now() - started) / 1000;
+    const carryCost = await probe.finish(1);
+    rows.push({
+      stage: `retention, one day of the aged history: payloads of its open events carried to today`,
+      value: round(carrySeconds, 2),
+      unit: 's',
+      notes: `day ${oldest.day}: ${carried} open rows; WAL ${round(carryCost.walBytes / 1e3, 1)} kB (${round(carryCost.walBytes / Math.max(carried, 1), 0)} B per row), ${carryCost.fpi} full-page images${share(carryCost.walBytes)}`,
+    });
+    await withClient(server.url, (c) => c.query('CHECKPOINT'));
+    probe = await StorageProbe.start(server.url, url);
+    started = performance.now();
+    const next = new Date(`${oldest.day}T00:00:00Z`);
+    next.setUTCDate(next.getUTCDate() + 1);
+    const result = await days.forgetBefore(next.toISOString().slice(0, 10), RETENTION_BATCH_SIZE);
+    const seconds = (performance.now() - started) / 1000;
+    const cost = await probe.finish(1);
+    rows.push({
+      stage: `retention, one day of the aged history: payloads forgotten by dropping the day's partition`,
+      value: round(seconds, 2),
+      unit: 's',
+      notes:
+        `day ${oldest.day}: ${oldest.payloads} payloads, ${result.carried} more carried, dropped: ${result.dropped.join(', ') || 'none'}` +
+        `${result.deferred.length ? `, deferred: ${result.deferred.join(', ')}` : ''}; WAL ${round(cost.walBytes / 1e3, 1)} kB, ${cost.fpi} full-page images` +
+        share(cost.walBytes),
+    });
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+/**
  * --aged-retention: today's retention statements over the aged history's oldest day of payloads and
  * of identities (and that day's delivered outbox entries), in batches as the job runs them but with no
  * cap between them, then the VACUUM autovacuum would run after them: time, rows/s, WAL, full-page images.
  * It consumes that day of the aged database (recorded in bench_aged.forgotten_days).
  */
-async function forgetOneDay(server: BenchServer, url: string, params: AgedParams): Promise<void> {
+async function forgetOneDay(server: BenchServer, url: string, params: AgedParams, ingestWalPerEvent?: number): Promise<void> {
   const { end } = await agedHistory(url);
   const day = 86_400_000;
   const forgotten = await withClient(url, async (c) => {
@@ -1388,9 +1469,10 @@ async function forgetOneDay(server: BenchServer, url: string, params: AgedParams
     return Number((await c.query('SELECT forgotten_days FROM bench_aged')).rows[0].forgotten_days);
   });
   const eventsPerDay = params.rate * 86_400;
+  await forgetOnePayloadDay(server, url, eventsPerDay, ingestWalPerEvent);
   const kinds: [string, string, Date][] = [
     [
-      'payloads purged (UPDATE ... SET payload = NULL)',
+      'legacy payloads purged row by row (UPDATE ... SET payload = NULL; none in this layout)',
       PURGE_PAYLOADS,
       new Date(end.getTime() - (params.payloadDays - 1 - forgotten) * day),
     ],

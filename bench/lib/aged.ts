@@ -28,8 +28,11 @@ const PAYLOAD_DAYS = 7;
 const MIN_FREE_AFTER_BYTES = 20 * 1024 ** 3;
 /** Bytes per event the build takes on disk, measured (3.0 KB kept) plus the WAL it leaves in place. */
 const BUILD_BYTES_PER_EVENT = 3_600;
-/** Schema of the build: a database of an older layout is rebuilt, not reused. */
-const LAYOUT = 2;
+/**
+ * Schema of the build: a database of an older layout is rebuilt, not reused (2: identity_at;
+ * 3: payloads in webhook_inbox_payloads, by day).
+ */
+const LAYOUT = 3;
 
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 
@@ -141,13 +144,15 @@ async function build(c: Client, p: AgedParams, payloadTemplate: string, log: (li
   // 0.1% quarantined, 19.9% ignored (no handler), 80% payments done.
   await step(
     'webhook_inbox',
-    `INSERT INTO webhook_inbox (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload, payload_sha256,
+    `INSERT INTO webhook_inbox (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload_day, payload_sha256,
                                 verified_with, status, status_reason, attempts, next_attempt_at, received_at, completed_at,
                                 deliveries, last_delivery_at, identity_at)
      SELECT $1, e.event_id, 'acme', 'stripe', 'stripe-acme',
             CASE e.kind WHEN 'done' THEN 'payment_intent.succeeded' ELSE 'customer.updated' END,
-            CASE WHEN e.kind = 'quarantined' OR e.at >= b.history_end - make_interval(days => $3)
-                 THEN replace(replace($2, 'evt_SPLIT', e.event_id), 'ORDER_SPLIT', 'ord_' || left(md5(e.event_id), 16))::jsonb END,
+            -- A quarantined event keeps its payload: retention carried it along to the oldest day still kept.
+            CASE WHEN e.kind = 'quarantined' AND e.at < b.history_end - make_interval(days => $2)
+                 THEN ((b.history_end - make_interval(days => $2)) AT TIME ZONE 'UTC')::date
+                 ELSE (e.at AT TIME ZONE 'UTC')::date END,
             md5(e.event_id) || md5(e.at::text), 'bench', e.kind,
             CASE e.kind WHEN 'ignored' THEN 'no_handler' WHEN 'quarantined' THEN 'max_attempts' END,
             CASE e.kind WHEN 'quarantined' THEN 5 ELSE 1 END, e.at, e.at, e.at + interval '15 ms', 1, e.at,
@@ -156,8 +161,24 @@ async function build(c: Client, p: AgedParams, payloadTemplate: string, log: (li
             LATERAL (SELECT g, 'evt_' || left(md5(random()::text || g), 24) AS event_id,
                             b.history_end - make_interval(secs => ${seconds}) + make_interval(secs => g * b.step) AS at,
                             CASE WHEN g % 1000 = 0 THEN 'quarantined' WHEN g % 1000 < 200 THEN 'ignored' ELSE 'done' END AS kind
-                       FROM generate_series(1, $4::bigint) g) e`,
-    [SCOPE, payloadTemplate, p.payloadDays, p.events],
+                       FROM generate_series(1, $3::bigint) g) e`,
+    [SCOPE, p.payloadDays, p.events],
+  );
+  // The payloads of the payload window, each in its day's partition (made as the retention job makes them).
+  await c.query(
+    `SELECT webhook_inbox_payload_day(d::date) FROM bench_aged_building b,
+            generate_series(((b.history_end - make_interval(days => $1)) AT TIME ZONE 'UTC')::date,
+                            (now() AT TIME ZONE 'UTC')::date + 7, interval '1 day') d`,
+    [p.payloadDays],
+  );
+  await step(
+    'webhook_inbox_payloads',
+    `INSERT INTO webhook_inbox_payloads (day, inbox_id, payload)
+     SELECT i.payload_day, i.id, replace(replace($1, 'evt_SPLIT', i.event_id), 'ORDER_SPLIT', 'ord_' || left(md5(i.event_id), 16))::jsonb
+       FROM webhook_inbox i, bench_aged_building b
+      WHERE i.payload_day >= ((b.history_end - make_interval(days => $2)) AT TIME ZONE 'UTC')::date
+      ORDER BY i.payload_day, i.id`,
+    [payloadTemplate, p.payloadDays],
   );
   await step(
     'webhook_inbox_attempts',

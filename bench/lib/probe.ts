@@ -69,12 +69,13 @@ export class StorageProbe {
                 (SELECT count(*) FROM pg_get_wal_block_info($1::pg_lsn, pg_current_wal_lsn(), false) WHERE block_fpi_length > 0)::float8 AS fpi`,
         [this.lsn],
       );
+      // The accept statement (its payload rows in a CTE beside it since payload days, issue 38).
       const {
         rows: [st],
       } = await c.query(
         `SELECT coalesce(sum(shared_blks_read), 0)::float8 AS read,
-                sum(total_exec_time) FILTER (WHERE query ~ '^\\s*INSERT INTO webhook_inbox AS i') AS accept_ms,
-                sum(rows) FILTER (WHERE query ~ '^\\s*INSERT INTO webhook_inbox AS i')::float8 AS accept_rows
+                sum(total_exec_time) FILTER (WHERE query ~ '^\\s*(WITH accepted AS \\(\\s*)?INSERT INTO webhook_inbox AS i') AS accept_ms,
+                sum(rows) FILTER (WHERE query ~ '^\\s*(WITH accepted AS \\(\\s*)?INSERT INTO webhook_inbox AS i')::float8 AS accept_rows
            FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = $1)`,
         [database],
       );

@@ -1,26 +1,36 @@
 /** Operator SQL of `webhook_inbox` (reads and repairs for the admin API and /metrics): not the hot path, reviewed like it. */
 import { ROW_IN_SCOPE } from '../common/tenant-scope';
-import { PAYLOAD_STORED } from './inbox.queries';
+import { dayPayloadOf, PAYLOAD_STORED, payloadKept } from './inbox.queries';
 
-/** Columns of the admin view; `payload` is selected only for operators. */
+/**
+ * Columns of the admin view (from `webhook_inbox`, unaliased); `payload` is selected only
+ * for operators. A row's payload is in its day (one partition probe each) or, legacy, in
+ * the row itself.
+ */
 export const ADMIN_VIEW_COLUMNS = `id, source_scope, event_id, tenant_id, provider, endpoint_id, event_type, status,
   status_reason, payload_sha256, verified_with, attempts, next_attempt_at, locked_by, locked_until, last_error,
-  received_at, completed_at, deliveries, last_delivery_at, digest_conflicts, payload_key_id,
-  NOT ${PAYLOAD_STORED} AS payload_purged`;
+  received_at, completed_at, deliveries, last_delivery_at, digest_conflicts,
+  coalesce(payload_key_id, (SELECT wp.payload_key_id FROM ${dayPayloadOf('webhook_inbox')})) AS payload_key_id,
+  NOT ${payloadKept('webhook_inbox')} AS payload_purged`;
 
 /** The payload columns of the operator's view, opened in memory (inbox-payloads.ts). */
-export const ADMIN_PAYLOAD_COLUMNS = 'payload, payload_sealed';
+export const ADMIN_PAYLOAD_COLUMNS = `coalesce((SELECT wp.payload FROM ${dayPayloadOf('webhook_inbox')}), payload) AS payload,
+  coalesce((SELECT wp.payload_sealed FROM ${dayPayloadOf('webhook_inbox')}), payload_sealed) AS payload_sealed`;
 
 /** Row lock for an admin change (same transaction as its audit row). */
 export const ADMIN_LOCK = `
-  SELECT status, status_reason, endpoint_id, event_type, source_facts, NOT ${PAYLOAD_STORED} AS payload_purged
+  SELECT status, status_reason, endpoint_id, event_type, source_facts, NOT ${payloadKept('webhook_inbox')} AS payload_purged
     FROM webhook_inbox WHERE ${ROW_IN_SCOPE} FOR UPDATE`;
 
 /** The effect preview's read of one row (no lock: the preview changes nothing of it), with its stored confirm reading. */
 export const ADMIN_PREVIEW_ROW = `
-  SELECT id, source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload, payload_sealed, payload_key_id,
-         received_at, source_facts, status, status_reason, confirmation, NOT ${PAYLOAD_STORED} AS payload_purged
-    FROM webhook_inbox WHERE ${ROW_IN_SCOPE}`;
+  SELECT i.id, i.source_scope, i.event_id, i.tenant_id, i.provider, i.endpoint_id, i.event_type,
+         coalesce(wp.payload, i.payload) AS payload, coalesce(wp.payload_sealed, i.payload_sealed) AS payload_sealed,
+         coalesce(wp.payload_key_id, i.payload_key_id) AS payload_key_id,
+         i.received_at, i.source_facts, i.status, i.status_reason, i.confirmation,
+         NOT (${PAYLOAD_STORED.replace(/payload/g, 'i.payload')} OR wp.inbox_id IS NOT NULL) AS payload_purged
+    FROM webhook_inbox i LEFT JOIN LATERAL (SELECT wp.* FROM ${dayPayloadOf('i')} LIMIT 1) wp ON true
+   WHERE ${ROW_IN_SCOPE}`;
 
 /** Re-queue with the same identity: a fresh attempt budget, due at $2. */
 export const ADMIN_REPLAY = `
@@ -47,7 +57,7 @@ export function adminReplayBatch(filterSql: string, idsParam: string, nowParam: 
      SET status = 'pending', status_reason = NULL, attempts = 0, next_attempt_at = ${nowParam},
          locked_by = NULL, locked_until = NULL, completed_at = NULL
     FROM (SELECT id, status, status_reason FROM webhook_inbox
-           ${filterSql} AND id = ANY(${idsParam}::bigint[]) AND ${PAYLOAD_STORED}
+           ${filterSql} AND id = ANY(${idsParam}::bigint[]) AND ${payloadKept('webhook_inbox')}
              AND NOT (status = 'ignored' AND status_reason IS NOT DISTINCT FROM 'unexpected_source')
            ORDER BY id FOR UPDATE) old
    WHERE w.id = old.id
@@ -121,9 +131,9 @@ export const ATTEMPTS_OF_EVENT = `
 export const ERASABLE_STATUSES = `('done', 'ignored')`;
 
 /**
- * One erasure scan batch: up to $2 stored payloads after id $1 (primary key order),
- * of the tenants $3 (NULL: every tenant). Read without locks: the change that follows
- * locks the rows and decides again from their status then.
+ * One erasure scan batch of legacy rows: up to $2 stored payloads after id $1 (primary key
+ * order), of the tenants $3 (NULL: every tenant). Read without locks: the change that
+ * follows locks the rows and decides again from their status then.
  */
 export const ERASURE_SCAN = `
   SELECT id, tenant_id, status, source_scope, event_id, payload::text AS payload_text, payload_sealed, payload_key_id
@@ -132,31 +142,72 @@ export const ERASURE_SCAN = `
    ORDER BY id
    LIMIT $2`;
 
-/** The rows $1 an erasure changes, locked in key order, with what deciding purge or redaction needs. */
+/**
+ * One erasure scan batch of day payloads: up to $2 after (day $1, inbox id $4), in (day,
+ * inbox id) order (a partition after the other, each along its primary key), of the
+ * tenants $3, with their rows. A payload left in a day its row moved away from (carried
+ * to today) is skipped: the row is met in its new day.
+ */
+export const ERASURE_DAY_SCAN = `
+  SELECT wp.day::text AS day, i.id, i.tenant_id, i.status, i.source_scope, i.event_id,
+         wp.payload::text AS payload_text, wp.payload_sealed, wp.payload_key_id
+    FROM webhook_inbox_payloads wp JOIN webhook_inbox i ON i.id = wp.inbox_id AND i.payload_day = wp.day
+   WHERE (wp.day, wp.inbox_id) > ($1::date, $4::bigint) AND ($3::text[] IS NULL OR i.tenant_id = ANY($3::text[]))
+   ORDER BY wp.day, wp.inbox_id
+   LIMIT $2`;
+
+/** The rows $1 an erasure changes, locked in key order, with their payload (in their day, one probe each, or legacy in the row). */
 export const ERASURE_LOCK = `
-  SELECT id, tenant_id, status, source_scope, event_id, payload::text AS payload_text, payload_sealed, payload_key_id
-    FROM webhook_inbox
-   WHERE id = ANY($1::bigint[]) AND ${PAYLOAD_STORED}
-   ORDER BY id
-     FOR UPDATE`;
+  SELECT i.id, i.tenant_id, i.status, i.source_scope, i.event_id, i.payload_day::text AS day,
+         coalesce(wp.payload, i.payload)::text AS payload_text, coalesce(wp.payload_sealed, i.payload_sealed) AS payload_sealed,
+         coalesce(wp.payload_key_id, i.payload_key_id) AS payload_key_id
+    FROM webhook_inbox i LEFT JOIN LATERAL (SELECT wp.* FROM ${dayPayloadOf('i')} LIMIT 1) wp ON true
+   WHERE i.id = ANY($1::bigint[]) AND (${PAYLOAD_STORED.replace(/payload/g, 'i.payload')} OR wp.inbox_id IS NOT NULL)
+   ORDER BY i.id
+     FOR UPDATE OF i`;
 
 /**
- * Purges the payloads of the settled rows $1 (clear or sealed); identity, digest and
- * status stay, so dedup holds. Open rows are never purged here, whatever the caller
- * passed: their payload is work still to do.
+ * Purges the payloads of the settled rows $1 (clear or sealed), in the row (legacy) and in
+ * its day; identity, digest and status stay, so dedup holds. Open rows are never purged
+ * here, whatever the caller passed: their payload is work still to do. The day payloads
+ * are found by arrays (init plans): only the days named are read, by primary key.
  */
 export const ERASE_PAYLOADS = `
-  UPDATE webhook_inbox SET payload = NULL, payload_sealed = NULL, payload_key_id = NULL
-   WHERE id = ANY($1::bigint[]) AND ${PAYLOAD_STORED} AND status IN ${ERASABLE_STATUSES}
-  RETURNING id`;
+  WITH settled AS (
+    SELECT id, payload_day FROM webhook_inbox WHERE id = ANY($1::bigint[]) AND status IN ${ERASABLE_STATUSES}
+  ), legacy AS (
+    UPDATE webhook_inbox SET payload = NULL, payload_sealed = NULL, payload_key_id = NULL
+     WHERE id IN (SELECT id FROM settled) AND ${PAYLOAD_STORED}
+    RETURNING id
+  ), days AS (
+    DELETE FROM webhook_inbox_payloads wp
+     WHERE wp.day = ANY((SELECT array_agg(DISTINCT payload_day) FROM settled)::date[])
+       AND wp.inbox_id = ANY((SELECT array_agg(id) FROM settled)::bigint[])
+    RETURNING wp.inbox_id AS id
+  )
+  SELECT id FROM legacy UNION SELECT id FROM days`;
 
-/** Stores redacted payloads of rows $1: clear ($2) or sealed ($3 under key $4), as the row's form was. */
+/**
+ * Stores redacted payloads of rows $1: clear ($2) or sealed ($3 under key $4), as the
+ * payload's form was, where it is (its day $5, or the row for a legacy one, $5 NULL).
+ */
 export const REDACT_PAYLOADS = `
-  UPDATE webhook_inbox w
-     SET payload = v.clear::jsonb, payload_sealed = v.sealed, payload_key_id = v.key_id
-    FROM unnest($1::bigint[], $2::text[], $3::bytea[], $4::text[]) AS v(id, clear, sealed, key_id)
-   WHERE w.id = v.id AND ${PAYLOAD_STORED}
-  RETURNING w.id`;
+  WITH v AS (
+    SELECT * FROM unnest($1::bigint[], $2::text[], $3::bytea[], $4::text[], $5::date[]) AS v(id, clear, sealed, key_id, day)
+  ), legacy AS (
+    UPDATE webhook_inbox w
+       SET payload = v.clear::jsonb, payload_sealed = v.sealed, payload_key_id = v.key_id
+      FROM v
+     WHERE w.id = v.id AND v.day IS NULL AND ${PAYLOAD_STORED.replace(/payload/g, 'w.payload')}
+    RETURNING w.id
+  ), days AS (
+    UPDATE webhook_inbox_payloads wp
+       SET payload = v.clear::jsonb, payload_sealed = v.sealed, payload_key_id = v.key_id
+      FROM v
+     WHERE wp.day = v.day AND wp.inbox_id = v.id AND wp.day = ANY($5::date[])
+    RETURNING wp.inbox_id AS id
+  )
+  SELECT id FROM legacy UNION ALL SELECT id FROM days`;
 
 /**
  * Per minute of [$1, $2), endpoint and tenant: events accepted (index webhook_inbox_received)

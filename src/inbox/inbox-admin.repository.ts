@@ -23,11 +23,12 @@ import {
   ATTEMPTS_OF_EVENT,
   ERASE_PAYLOADS,
   ERASURE_LOCK,
+  ERASURE_DAY_SCAN,
   ERASURE_SCAN,
   REDACT_PAYLOADS,
 } from './inbox-admin.queries';
 import { ScopeBacklog, ScopeMinute, toScopeBacklogs } from '../common/activity';
-import { PAYLOAD_STORED } from './inbox.queries';
+import { payloadKept } from './inbox.queries';
 import { InboxPayloads, StoredPayload } from './inbox-payloads';
 import { ReplayCandidate } from './acceptance';
 import { IdentityRow } from './inbox.repository';
@@ -154,7 +155,7 @@ export class InboxAdminRepository {
   ): Promise<(ReplayCandidate & { id: string })[]> {
     const where = inboxFilterWhere(filter)
       .add('status = ANY(?::text[])', statuses)
-      .add(PAYLOAD_STORED)
+      .add(payloadKept('webhook_inbox'))
       .add('id > ?::bigint AND id <= ?::bigint', afterId, maxId);
     const n = where.param(limit);
     const rows: (CandidateRow & { id: string })[] = await this.dataSource.query(
@@ -200,7 +201,16 @@ export class InboxAdminRepository {
     afterId: string,
     limit: number,
   ): Promise<{ matched: { id: string; settled: boolean }[]; unreadable: UnreadablePayload[]; lastId: string | null }> {
-    const rows: ErasureRow[] = await this.dataSource.query(ERASURE_SCAN, [afterId, limit, tenants]);
+    // Legacy rows first (the cursor an inbox id), then the days' payloads (the cursor `day/inbox id`).
+    let rows: ErasureRow[] = [];
+    if (!afterId.includes('/')) {
+      rows = await this.dataSource.query(ERASURE_SCAN, [afterId, limit, tenants]);
+      if (rows.length === 0) afterId = '0001-01-01/0';
+    }
+    if (afterId.includes('/')) {
+      const [day, id] = afterId.split('/');
+      rows = await this.dataSource.query(ERASURE_DAY_SCAN, [day, limit, tenants, id]);
+    }
     const matched: { id: string; settled: boolean }[] = [];
     const unreadable: UnreadablePayload[] = [];
     for (const row of rows) {
@@ -208,7 +218,8 @@ export class InboxAdminRepository {
       if (!verdict.ok) unreadable.push(verdict.unreadable);
       else if (verdict.value) matched.push({ id: String(row.id), settled: isSettled(row) });
     }
-    return { matched, unreadable, lastId: rows.length > 0 ? String(rows[rows.length - 1].id) : null };
+    const last = rows[rows.length - 1];
+    return { matched, unreadable, lastId: !last ? null : last.day != null ? `${last.day}/${last.id}` : String(last.id) };
   }
 
   /**
@@ -222,7 +233,7 @@ export class InboxAdminRepository {
     if (ids.length === 0) return result;
     const rows: ErasureRow[] = await tx.query(ERASURE_LOCK, [ids]);
     const settled: string[] = [];
-    const redacted: { id: string; stored: StoredPayload }[] = [];
+    const redacted: { id: string; day: string | null; stored: StoredPayload }[] = [];
     for (const row of rows) {
       if (isSettled(row)) {
         settled.push(String(row.id));
@@ -237,18 +248,19 @@ export class InboxAdminRepository {
           : this.payloads.store(row.source_scope, row.event_id, json);
       });
       if (!change.ok) result.unreadable.push(change.unreadable);
-      else if (change.value) redacted.push({ id: String(row.id), stored: change.value });
+      else if (change.value) redacted.push({ id: String(row.id), day: row.day ?? null, stored: change.value });
     }
     if (settled.length > 0) {
-      const [purged]: [{ id: string }[], number] = await tx.query(ERASE_PAYLOADS, [settled]);
+      const purged: { id: string }[] = await tx.query(ERASE_PAYLOADS, [settled]);
       result.purged = purged.map((r) => String(r.id));
     }
     if (redacted.length > 0) {
-      const [changed]: [{ id: string }[], number] = await tx.query(REDACT_PAYLOADS, [
+      const changed: { id: string }[] = await tx.query(REDACT_PAYLOADS, [
         redacted.map((r) => r.id),
         redacted.map((r) => r.stored.payload),
         redacted.map((r) => r.stored.payload_sealed),
         redacted.map((r) => r.stored.payload_key_id),
+        redacted.map((r) => r.day),
       ]);
       result.redacted = changed.map((r) => String(r.id));
     }
@@ -327,6 +339,8 @@ interface ErasureRow {
   payload_text: string | null;
   payload_sealed: Buffer | null;
   payload_key_id: string | null;
+  /** The payload's day (YYYY-MM-DD); null for a legacy row, whose payload is in the row. */
+  day?: string | null;
 }
 
 function isSettled(row: { status: InboxStatus }): boolean {

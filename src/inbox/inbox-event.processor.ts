@@ -292,8 +292,9 @@ export class InboxEventProcessor {
     if (refusal) return { status: 'ignored', reason: refusal };
     // Only a reclaimed lease gets here at the limit: its workers kept dying on it.
     if (event.attempts >= this.config.worker.maxAttempts) return { status: 'quarantined', reason: 'max_attempts' };
-    if (event.unreadable?.reason === 'payload_key_unknown') {
-      // Another instance may hold a newer key ring (a rotation rolling out): retry, quarantine at the limit.
+    if (event.unreadable?.reason === 'payload_key_unknown' || event.unreadable?.reason === 'payload_moving') {
+      // Another instance may hold a newer key ring (a rotation rolling out), or retention was carrying
+      // the payload to today as the claim read it: retry, quarantine at the limit.
       throw new TransientError(event.unreadable.message);
     }
     // Altered, or moved from another row: never hand garbage to a handler.

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { jsonDepthExceeds, MAX_PAYLOAD_DEPTH, valueDepthExceeds } from '../common/json-depth';
 import { KeyRing, SealBrokenError, UnknownKeyError } from '../crypto/key-ring';
 
-/** The three payload columns of an inbox row. */
+/** The three payload columns of a payload row (webhook_inbox_payloads) or a legacy inbox row. */
 export interface StoredPayload {
   /** Clear jsonb text (no key ring), else null. */
   payload: string | null;
@@ -13,9 +13,10 @@ export interface StoredPayload {
 /**
  * Why a stored payload could not be read: the worker quarantines `payload_decryption_failed`
  * and `payload_too_deep` (nested past MAX_PAYLOAD_DEPTH: stored before receipt refused
- * such bodies, or by hand), retries `payload_key_unknown`.
+ * such bodies, or by hand), retries `payload_key_unknown` and `payload_moving` (its day
+ * was being forgotten as the claim read it, the payload carried to today: found next time).
  */
-export type PayloadUnreadable = 'payload_decryption_failed' | 'payload_key_unknown' | 'payload_too_deep';
+export type PayloadUnreadable = 'payload_decryption_failed' | 'payload_key_unknown' | 'payload_too_deep' | 'payload_moving';
 
 export type OpenedPayload = { ok: true; payload: unknown } | { ok: false; reason: PayloadUnreadable; message: string };
 

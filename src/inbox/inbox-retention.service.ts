@@ -1,14 +1,37 @@
 import { Injectable } from '@nestjs/common';
 import { InboxRepository } from './inbox.repository';
+import { dayOf, ForgottenDays, PayloadDays } from './payload-days';
 
 /** The inbox's part of the retention job (maintenance role): one bounded batch per call. */
 @Injectable()
 export class InboxRetentionService {
-  constructor(private readonly repository: InboxRepository) {}
+  constructor(
+    private readonly repository: InboxRepository,
+    private readonly days: PayloadDays,
+  ) {}
 
-  /** Drops payloads of done/ignored events received before `before` (identity, digest, status kept). */
-  purgePayloads(before: Date, limit: number): Promise<number> {
-    return this.repository.purgePayloads(before, limit);
+  /**
+   * Drops payloads of done/ignored events received before `before` (identity, digest, status
+   * kept), row by row: legacy rows (stored before payloads moved to days), and days the
+   * database has not reached yet (an application clock ahead of it). Days are forgotten whole
+   * by forgetPayloadDays.
+   */
+  async purgePayloads(before: Date, limit: number): Promise<number> {
+    const legacy = await this.repository.purgePayloads(before, limit);
+    if (legacy >= limit) return legacy;
+    return legacy + (await this.days.purgeUndroppable(dayOf(before), limit - legacy));
+  }
+
+  /**
+   * Makes the days ahead, puts back rows an older instance quarantined for a payload it could
+   * not see, and forgets the days of payloads wholly before `before` (undefined: payloads
+   * kept for ever; open rows keep theirs, carried to today in batches of `batch`).
+   */
+  async forgetPayloadDays(before: Date | undefined, batch: number, stopped: () => boolean): Promise<ForgottenDays & { requeued: number }> {
+    await this.days.makeAhead();
+    const requeued = await this.days.requeueOldQuarantines();
+    const forgotten = before ? await this.days.forgetBefore(dayOf(before), batch, stopped) : { dropped: [], carried: 0, deferred: [] };
+    return { ...forgotten, requeued };
   }
 
   /** Deletes done/ignored events received before `before`: a resend after this is accepted as new. */

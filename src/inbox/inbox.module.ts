@@ -11,6 +11,7 @@ import { PayloadKeyCheck } from './payload-key.check';
 import { InboxService } from './inbox.service';
 import { InboxRetentionService } from './inbox-retention.service';
 import { PayloadKeysService } from './payload-keys.service';
+import { PayloadDays } from './payload-days';
 import { InboxEventProcessor } from './inbox-event.processor';
 import { AttemptFailures } from './attempt-failures';
 import { ConfirmStep } from './confirm-step';
@@ -31,6 +32,7 @@ import { ProviderApiModule } from '../provider-api/provider-api.module';
     PayloadKeyCheck,
     InboxService,
     InboxRetentionService,
+    PayloadDays,
     PayloadKeysService,
     InboxAdminRepository,
     InboxAdminService,

@@ -8,12 +8,32 @@ import { opaque } from '../database/prepared-statement';
 export const ACCEPT_PARAMS_PER_ROW = 18;
 
 /**
- * A payload is stored clear (`payload` jsonb) or sealed (`payload_sealed` under
- * `payload_key_id`, see inbox-payloads.ts); both NULL once purged. Written the
- * same everywhere: the partial indexes webhook_inbox_payload_key and
- * webhook_inbox_payload_expiry are chosen only for this exact predicate.
+ * A legacy row (stored before payloads moved to days, payload_day NULL) holds its
+ * payload clear (`payload` jsonb) or sealed (`payload_sealed` under `payload_key_id`,
+ * see inbox-payloads.ts); both NULL once purged. Written the same everywhere: the
+ * partial indexes webhook_inbox_payload_key and webhook_inbox_payload_expiry are
+ * chosen only for this exact predicate. A new row has none there.
  */
 export const PAYLOAD_STORED = '(payload IS NOT NULL OR payload_sealed IS NOT NULL)';
+
+/** The UTC day a payload stored now belongs to: its partition of webhook_inbox_payloads. */
+export const PAYLOAD_TODAY = `(now() AT TIME ZONE 'UTC')::date`;
+
+/** Open rows keep their payload when their day is forgotten (index webhook_inbox_open). */
+export const OPEN_STATUSES = `('pending', 'processing', 'quarantined')`;
+
+/**
+ * The payload row of inbox row `row` (an alias or the table name), as `alias`: the
+ * join on (day, inbox_id) touches the one partition of the row's payload_day.
+ */
+export function dayPayloadOf(row: string, alias = 'wp'): string {
+  return `webhook_inbox_payloads ${alias} WHERE ${alias}.day = ${row}.payload_day AND ${alias}.inbox_id = ${row}.id`;
+}
+
+/** Whether inbox row `row` still has a payload, legacy (in the row) or in its day. */
+export function payloadKept(row: string): string {
+  return `(${row}.payload IS NOT NULL OR ${row}.payload_sealed IS NOT NULL OR EXISTS (SELECT 1 FROM ${dayPayloadOf(row)}))`;
+}
 
 /**
  * Insert-if-absent of `rows` events in one statement and one commit (group
@@ -26,19 +46,28 @@ export const PAYLOAD_STORED = '(payload IS NOT NULL OR payload_sealed IS NOT NUL
  * under lease $16 until $17) by the worker of the instance that accepts it, which
  * then processes it without a claim of its own; a duplicate's row keeps its lease
  * and status. The conflict target is the old id-only constraint while it exists, then the
- * time-led identity (IdentityKeys): a conflict on either means the same event.
+ * time-led identity (IdentityKeys): a conflict on either means the same event. The payload
+ * goes to today's partition of webhook_inbox_payloads, in the same statement and only for
+ * the rows it inserted (`inserted`): a duplicate writes none.
  */
 export function acceptMany(rows: number, timeKeyed: boolean): string {
+  const param = (row: number) => (column: number) => `$${row * ACCEPT_PARAMS_PER_ROW + column}`;
   const values = Array.from({ length: rows }, (_, row) => {
-    const p = (column: number) => `$${row * ACCEPT_PARAMS_PER_ROW + column}`;
-    return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}::jsonb, ${p(8)}, ${p(9)}, ${p(10)}::text, ${p(11)},
-      CASE WHEN ${p(10)}::text = 'ignored' THEN now() END, ${p(12)}::bytea, ${p(13)}, ${p(14)}, ${p(15)}::jsonb, ${p(16)}, ${p(17)}::timestamptz,
+    const p = param(row);
+    return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${PAYLOAD_TODAY}, ${p(8)}, ${p(9)}, ${p(10)}::text, ${p(11)},
+      CASE WHEN ${p(10)}::text = 'ignored' THEN now() END, ${p(14)}, ${p(15)}::jsonb, ${p(16)}, ${p(17)}::timestamptz,
       ${p(18)}::timestamptz)`;
   });
+  // Parameters 7, 12 and 13 (the stored payload) are the payload row's.
+  const payloads = Array.from({ length: rows }, (_, row) => {
+    const p = param(row);
+    return `(${p(1)}, ${p(2)}, ${p(7)}::jsonb, ${p(12)}::bytea, ${p(13)}::text)`;
+  });
   return `
+  WITH accepted AS (
   INSERT INTO webhook_inbox AS i
-    (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload,
-     payload_sha256, verified_with, status, status_reason, completed_at, payload_sealed, payload_key_id, trace_context, source_facts,
+    (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload_day,
+     payload_sha256, verified_with, status, status_reason, completed_at, trace_context, source_facts,
      locked_by, locked_until, identity_at)
   VALUES ${values.join(',\n    ')}
   ON CONFLICT (${timeKeyed ? 'identity_at, source_scope, event_id' : 'source_scope, event_id'}) DO UPDATE
@@ -46,7 +75,16 @@ export function acceptMany(rows: number, timeKeyed: boolean): string {
         last_delivery_at = now(),
         digest_conflicts = i.digest_conflicts + (i.payload_sha256 <> EXCLUDED.payload_sha256
                            AND i.verified_with <> 'api' AND EXCLUDED.verified_with <> 'api')::int
-  RETURNING id, source_scope, event_id, (xmax = 0) AS inserted, status, payload_sha256, verified_with, received_at`;
+  RETURNING id, source_scope, event_id, (xmax = 0) AS inserted, status, payload_sha256, verified_with, received_at, payload_day
+  ), payloads AS (
+    INSERT INTO webhook_inbox_payloads (day, inbox_id, payload, payload_sealed, payload_key_id)
+    SELECT a.payload_day, a.id, v.payload, v.sealed, v.key_id
+      FROM accepted a
+      JOIN (VALUES ${payloads.join(',\n      ')}) AS v(source_scope, event_id, payload, sealed, key_id)
+        ON v.source_scope = a.source_scope AND v.event_id = a.event_id
+     WHERE a.inserted
+  )
+  SELECT id, source_scope, event_id, inserted, status, payload_sha256, verified_with, received_at FROM accepted`;
 }
 
 /**
@@ -58,7 +96,21 @@ export function acceptMany(rows: number, timeKeyed: boolean): string {
 const CANDIDATES_PER_TENANT = 512;
 
 const EVENT_COLUMNS = `i.id, i.source_scope, i.event_id, i.tenant_id, i.provider, i.endpoint_id, i.event_type,
-  i.payload, i.payload_sealed, i.payload_key_id, i.attempts, i.received_at, i.trace_context, i.source_facts`;
+  i.payload AS row_payload, i.payload_sealed AS row_payload_sealed, i.payload_key_id AS row_payload_key_id, i.payload_day,
+  i.attempts, i.received_at, i.trace_context, i.source_facts`;
+
+/**
+ * The claimed rows `claimed` with their payload: from their day, else a legacy row's own
+ * columns. A lateral probe per row (LIMIT 1 keeps it one: as a join the planner hashed every
+ * partition), each pruned at run time to the row's one partition. `payload_moved`: the row
+ * names a day that no longer holds its payload, i.e. retention was carrying it to today as
+ * the claim read it (retried, never quarantined as missing).
+ */
+const WITH_PAYLOADS = `
+  SELECT c.*, coalesce(wp.payload, c.row_payload) AS payload, coalesce(wp.payload_sealed, c.row_payload_sealed) AS payload_sealed,
+         coalesce(wp.payload_key_id, c.row_payload_key_id) AS payload_key_id,
+         (c.payload_day IS NOT NULL AND wp.inbox_id IS NULL) AS payload_moved
+    FROM claimed c LEFT JOIN LATERAL (SELECT wp.* FROM ${dayPayloadOf('c')} LIMIT 1) wp ON true`;
 
 /**
  * The attempt history (webhook_inbox_attempts) is written by the statement that
@@ -135,8 +187,7 @@ export const CLAIM = `
       FROM picked p
      WHERE i.id = p.id
     RETURNING ${EVENT_COLUMNS}, p.turn
-  ), ${HISTORY_OF_EXPIRED}
-  SELECT * FROM claimed`;
+  ), ${HISTORY_OF_EXPIRED}${WITH_PAYLOADS}`;
 
 /**
  * Fenced completion of many events at once: only rows still held by claim $5
@@ -243,8 +294,10 @@ export const EXISTING_IDENTITIES = `
 // ---- Retention (maintenance role). Each is one bounded autocommit batch. ----
 
 /**
- * Drops the payload (clear or sealed) of up to $2 settled events (done, ignored) received
+ * Drops the payload (clear or sealed) of up to $2 settled legacy rows (done, ignored) received
  * before $1; identity, digest and status stay, so a resend is still answered `duplicate`.
+ * Row by row (a non-HOT UPDATE each): only for rows stored before payloads moved to days,
+ * whose days are forgotten by dropping a partition (payload-days.ts). Idle once none is left.
  * Quarantined payloads stay: an operator may still replay them. The partial index
  * webhook_inbox_payload_expiry holds exactly these candidates, so a batch never
  * walks past rows purged earlier. SKIP LOCKED: a row a worker or admin holds waits
@@ -272,10 +325,19 @@ export const DELETE_IDENTITIES = deleteOldestReceived(`received_at < $1 AND stat
  * attempt history. Once settled identities are gone, rows received before $1 are
  * only open ones, so the scan of webhook_inbox_received stays short.
  */
-export const DELETE_ABANDONED = deleteOldestReceived(`received_at < $1 AND status = 'quarantined' AND completed_at < $1`);
+export const DELETE_ABANDONED = deleteOldestReceived(
+  `received_at < $1 AND status = 'quarantined' AND completed_at < $1`,
+  // A quarantined row's payload was carried along to a day still kept: it goes with the row.
+  // Arrays (init plans), so only the days named are read, each through its primary key.
+  `, day_payloads AS (
+    DELETE FROM webhook_inbox_payloads
+     WHERE day = ANY((SELECT array_agg(DISTINCT payload_day) FROM gone)::date[])
+       AND inbox_id = ANY((SELECT array_agg(id) FROM gone)::bigint[])
+  )`,
+);
 
 /** One retention batch: up to $2 inbox rows matching `where`, oldest received first (webhook_inbox_received), with their attempts. */
-function deleteOldestReceived(where: string): string {
+function deleteOldestReceived(where: string, more = ''): string {
   return `
   WITH gone AS (
     DELETE FROM webhook_inbox
@@ -284,19 +346,19 @@ function deleteOldestReceived(where: string): string {
                    ORDER BY received_at, id
                    LIMIT $2
                      FOR UPDATE SKIP LOCKED)
-    RETURNING id
+    RETURNING id, payload_day
   ), history AS (
     DELETE FROM webhook_inbox_attempts WHERE inbox_id IN (SELECT id FROM gone)
-  )
+  )${more}
   SELECT count(*)::int AS n FROM gone`;
 }
 
 // ---- Payload keys (maintenance role and admin, through InboxService) ----
 
 /**
- * The key ids stored payloads are sealed with, by a loose scan of
- * webhook_inbox_payload_key (one index probe per distinct id, however many rows),
- * and whether clear payloads remain (`clear`). Run at every start.
+ * The key ids stored payloads are sealed with, by loose scans of webhook_inbox_payload_key
+ * (legacy rows) and webhook_inbox_payloads_key (one index probe per distinct id and
+ * partition, however many rows), and whether clear payloads remain (a NULL). Run at every start.
  */
 export const PAYLOAD_KEYS_IN_USE = `
   WITH RECURSIVE k AS (
@@ -307,28 +369,40 @@ export const PAYLOAD_KEYS_IN_USE = `
              WHERE ${PAYLOAD_STORED} AND payload_key_id > k.payload_key_id
              ORDER BY payload_key_id LIMIT 1)
       FROM k WHERE k.payload_key_id IS NOT NULL
+  ), d AS (
+    (SELECT payload_key_id FROM webhook_inbox_payloads WHERE payload_key_id IS NOT NULL ORDER BY payload_key_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT payload_key_id FROM webhook_inbox_payloads WHERE payload_key_id > d.payload_key_id ORDER BY payload_key_id LIMIT 1)
+      FROM d WHERE d.payload_key_id IS NOT NULL
   )
-  SELECT payload_key_id AS key_id FROM k WHERE payload_key_id IS NOT NULL
+  SELECT key_id FROM (SELECT payload_key_id AS key_id FROM k UNION SELECT payload_key_id FROM d) ids WHERE key_id IS NOT NULL
   UNION ALL
-  SELECT NULL FROM (SELECT 1 FROM webhook_inbox WHERE ${PAYLOAD_STORED} AND payload_key_id IS NULL LIMIT 1) AS clear`;
+  SELECT NULL WHERE EXISTS (SELECT 1 FROM webhook_inbox WHERE ${PAYLOAD_STORED} AND payload_key_id IS NULL)
+                 OR EXISTS (SELECT 1 FROM webhook_inbox_payloads WHERE payload_key_id IS NULL)`;
 
-/** Stored payloads per key id (NULL: clear), from webhook_inbox_payload_key alone. */
+/** Stored payloads per key id (NULL: clear), legacy rows and days together, from their key indexes. */
 export const PAYLOAD_ROWS_BY_KEY = `
-  SELECT payload_key_id AS key_id, count(*)::bigint AS n FROM webhook_inbox WHERE ${PAYLOAD_STORED} GROUP BY 1 ORDER BY 1`;
+  SELECT key_id, sum(n)::bigint AS n FROM (
+    SELECT payload_key_id AS key_id, count(*) AS n FROM webhook_inbox WHERE ${PAYLOAD_STORED} GROUP BY 1
+    UNION ALL
+    SELECT payload_key_id, count(*) FROM webhook_inbox_payloads GROUP BY 1
+  ) stored GROUP BY 1 ORDER BY 1`;
 
-/** Stored payloads under one key ($1) or clear ones (`clear`), counted through webhook_inbox_payload_key. */
+/** Stored payloads under one key ($1) or clear ones (`clear`), legacy rows and days together. */
 export function payloadRowsOf(clear: boolean): string {
-  return `SELECT count(*)::bigint AS n FROM webhook_inbox WHERE ${PAYLOAD_STORED} AND ${keyIs(clear, 1)}`;
+  return `SELECT (SELECT count(*) FROM webhook_inbox WHERE ${PAYLOAD_STORED} AND ${keyIs(clear, 1)})
+               + (SELECT count(*) FROM webhook_inbox_payloads WHERE ${keyIs(clear, 1)}) AS n`;
 }
 
-function keyIs(clear: boolean, param: number): string {
-  return clear ? 'payload_key_id IS NULL' : `payload_key_id = $${param}`;
+function keyIs(clear: boolean, param: number, alias?: string): string {
+  const column = alias ? `${alias}.payload_key_id` : 'payload_key_id';
+  return clear ? `${column} IS NULL` : `${column} = $${param}`;
 }
 
 /**
- * One re-encryption batch: up to $2 rows stored under key $3 (or clear ones) after id $1,
- * in id order along webhook_inbox_payload_key (key id, id), locked until the batch's
- * commit. SKIP LOCKED: a row a worker or an operator holds is left to the next run.
+ * One re-encryption batch of legacy rows: up to $2 rows stored under key $3 (or clear ones)
+ * after id $1, in id order along webhook_inbox_payload_key (key id, id), locked until the
+ * batch's commit. SKIP LOCKED: a row a worker or an operator holds is left to the next run.
  */
 export function reencryptPick(clear: boolean): string {
   return `
@@ -346,3 +420,27 @@ export const REENCRYPT_STORE = `
      SET payload = NULL, payload_sealed = v.sealed, payload_key_id = $3
     FROM unnest($1::bigint[], $2::bytea[]) AS v(id, sealed)
    WHERE w.id = v.id`;
+
+/**
+ * One re-encryption batch of day payloads: up to $2 under key $4 (or clear ones) after
+ * (day $1, inbox id $3), in (day, inbox id) order (the partitions in turn, each along
+ * webhook_inbox_payloads_key), with their row's identity (the seal's associated data);
+ * payload and row locked until the batch's commit, SKIP LOCKED as above. A payload whose
+ * row is gone (an orphan, dropped with its day) is not resealed.
+ */
+export function reencryptDayPick(clear: boolean): string {
+  return `
+  SELECT wp.day::text AS day, i.id, i.source_scope, i.event_id, wp.payload::text AS payload_text, wp.payload_sealed, wp.payload_key_id
+    FROM webhook_inbox_payloads wp JOIN webhook_inbox i ON i.id = wp.inbox_id AND i.payload_day = wp.day
+   WHERE ${keyIs(clear, 4, 'wp')} AND (wp.day, wp.inbox_id) > ($1::date, $3::bigint)
+   ORDER BY wp.day, wp.inbox_id
+   LIMIT $2
+     FOR UPDATE OF wp, i SKIP LOCKED`;
+}
+
+/** Stores day payloads ($1 days, $2 inbox ids) sealed ($3) under key $4 (locked by reencryptDayPick); `= ANY($1)` reads only those days. */
+export const REENCRYPT_DAY_STORE = `
+  UPDATE webhook_inbox_payloads wp
+     SET payload = NULL, payload_sealed = v.sealed, payload_key_id = $4
+    FROM unnest($1::date[], $2::bigint[], $3::bytea[]) AS v(day, inbox_id, sealed)
+   WHERE wp.day = v.day AND wp.inbox_id = v.inbox_id AND wp.day = ANY($1::date[])`;

@@ -13,15 +13,26 @@ import {
   EXISTING_IDENTITIES,
   FINISH,
   FINISH_MANY,
+  PAYLOAD_TODAY,
   PURGE_PAYLOADS,
   RECORD_FAILURE,
   RECORD_READINGS,
   STILL_HELD,
 } from './inbox.queries';
 import { AcceptRequest, AcceptResult, EventIdentity, InboxEvent, InboxStatus, ProviderReading, SourceFacts } from './inbox.types';
-import { PAYLOAD_KEYS_IN_USE, PAYLOAD_ROWS_BY_KEY, payloadRowsOf, REENCRYPT_STORE, reencryptPick } from './inbox.queries';
-import { InboxPayloads } from './inbox-payloads';
+import {
+  PAYLOAD_KEYS_IN_USE,
+  PAYLOAD_ROWS_BY_KEY,
+  payloadRowsOf,
+  REENCRYPT_DAY_STORE,
+  REENCRYPT_STORE,
+  reencryptDayPick,
+  reencryptPick,
+} from './inbox.queries';
+import { InboxPayloads, OpenedPayload } from './inbox-payloads';
 import { IdentityKeyMode, IdentityKeys, isConflictTargetGone } from './identity-keys';
+
+const PAYLOAD_MOVING: OpenedPayload = { ok: false, reason: 'payload_moving', message: 'payload being carried to a newer day' };
 
 interface AcceptRow {
   id: string;
@@ -72,6 +83,7 @@ interface EventRow extends IdentityRow {
 
 interface ClaimedRow extends EventRow {
   turn: string;
+  payload_moved: boolean;
 }
 
 /** The worker's and the ingestion's `webhook_inbox` SQL (the operators' is in InboxAdminRepository). */
@@ -127,12 +139,19 @@ export class InboxRepository {
     });
     // One prepared statement per batch size and conflict target.
     const timeKeyed = !mode.oldConstraint;
-    const rows = await queryPrepared<AcceptRow>(
-      this.dataSource,
-      `inbox_accept_${timeKeyed ? 'time_' : ''}${sorted.length}`,
-      acceptMany(sorted.length, timeKeyed),
-      values,
-    );
+    const accept = () =>
+      queryPrepared<AcceptRow>(
+        this.dataSource,
+        `inbox_accept_${timeKeyed ? 'time_' : ''}${sorted.length}`,
+        acceptMany(sorted.length, timeKeyed),
+        values,
+      );
+    const rows = await accept().catch(async (error: unknown) => {
+      // Today's payload partition is missing (no start and no retention run for a week): make it, once.
+      if (!isMissingPartition(error)) throw error;
+      await this.dataSource.query(`SELECT webhook_inbox_payload_day(${PAYLOAD_TODAY})`);
+      return accept();
+    });
     const byIdentity = new Map(rows.map((row) => [identity({ sourceScope: row.source_scope, eventId: row.event_id }), row]));
     return requests.map((r) => {
       const row = byIdentity.get(identity(r))!;
@@ -158,7 +177,7 @@ export class InboxRepository {
     // UPDATE ... RETURNING has no order.
     rows.sort((a, b) => Number(a.turn) - Number(b.turn) || compareIds(a.id, b.id));
     return rows.map((r) => {
-      const opened = this.payloads.open(r);
+      const opened: OpenedPayload = r.payload_moved ? PAYLOAD_MOVING : this.payloads.open(r);
       return {
         id: String(r.id),
         sourceScope: r.source_scope,
@@ -300,10 +319,12 @@ export class InboxRepository {
   }
 
   /**
-   * One short transaction: locks up to `limit` rows stored under `fromKey` (null: clear)
-   * after id `afterId`, seals each with the current key and stores it. A row that does not
-   * open is left as it is (the worker quarantines it when it meets it). Returns the last id
-   * looked at (the next batch starts after it), or null when no row was left.
+   * One short transaction: locks up to `limit` payloads stored under `fromKey` (null: clear)
+   * after the cursor `afterId`, seals each with the current key and stores it. Legacy rows
+   * first (the cursor an inbox id), then the days' payloads (the cursor `day/inbox id`). A
+   * payload that does not open is left as it is (the worker quarantines it when it meets it).
+   * Returns the cursor of the last payload looked at (the next batch starts after it), or
+   * null when none was left.
    */
   async reencryptBatch(
     fromKey: string | null,
@@ -311,23 +332,38 @@ export class InboxRepository {
     limit: number,
   ): Promise<{ lastId: string | null; resealed: number; unreadable: number }> {
     const clear = fromKey === null;
+    const key = clear ? [] : [fromKey];
     return runInTransaction(this.dataSource, async (tx) => {
-      const rows: (EventRow & { payload_text: string | null })[] = await tx.query(
-        reencryptPick(clear),
-        clear ? [afterId, limit] : [afterId, limit, fromKey],
-      );
-      const ids: string[] = [];
-      const sealed: Buffer[] = [];
-      for (const row of rows) {
-        const text = row.payload_text !== null ? { ok: true as const, payload: row.payload_text } : this.payloads.openSealed(row);
-        if (!text.ok) continue;
-        ids.push(String(row.id));
-        sealed.push(this.payloads.store(row.source_scope, row.event_id, text.payload as string).payload_sealed!);
+      let rows: (EventRow & { payload_text: string | null; day?: string })[] = [];
+      if (!afterId.includes('/')) {
+        rows = await tx.query(reencryptPick(clear), [afterId, limit, ...key]);
+        if (rows.length > 0)
+          return this.reseal(tx, rows, (sealed) => [REENCRYPT_STORE, [sealed.ids, sealed.seals, this.payloads.currentKeyId]]);
+        afterId = '0001-01-01/0';
       }
-      if (ids.length > 0) await tx.query(REENCRYPT_STORE, [ids, sealed, this.payloads.currentKeyId]);
-      const lastId = rows.length > 0 ? String(rows[rows.length - 1].id) : null;
-      return { lastId, resealed: ids.length, unreadable: rows.length - ids.length };
+      const [day, id] = afterId.split('/');
+      rows = await tx.query(reencryptDayPick(clear), [day, limit, id, ...key]);
+      return this.reseal(tx, rows, (sealed) => [REENCRYPT_DAY_STORE, [sealed.days, sealed.ids, sealed.seals, this.payloads.currentKeyId]]);
     });
+  }
+
+  private async reseal(
+    tx: UnitOfWork,
+    rows: (EventRow & { payload_text: string | null; day?: string })[],
+    store: (sealed: { days: string[]; ids: string[]; seals: Buffer[] }) => [string, unknown[]],
+  ): Promise<{ lastId: string | null; resealed: number; unreadable: number }> {
+    const sealed = { days: [] as string[], ids: [] as string[], seals: [] as Buffer[] };
+    for (const row of rows) {
+      const text = row.payload_text !== null ? { ok: true as const, payload: row.payload_text } : this.payloads.openSealed(row);
+      if (!text.ok) continue;
+      sealed.days.push(row.day ?? '');
+      sealed.ids.push(String(row.id));
+      sealed.seals.push(this.payloads.store(row.source_scope, row.event_id, text.payload as string).payload_sealed!);
+    }
+    if (sealed.ids.length > 0) await tx.query(...store(sealed));
+    const last = rows[rows.length - 1];
+    const lastId = !last ? null : last.day !== undefined ? `${last.day}/${last.id}` : String(last.id);
+    return { lastId, resealed: sealed.ids.length, unreadable: rows.length - sealed.ids.length };
   }
 }
 
@@ -348,6 +384,12 @@ function claimedEvent(r: AcceptRequest, row: AcceptRow, lease: string): InboxEve
     lease,
     traceContext: r.traceContext ?? null,
   };
+}
+
+/** 23514 "no partition of relation ... found for row": an insert into a day no partition holds. */
+function isMissingPartition(error: unknown): boolean {
+  const e = error as { code?: string; message?: string };
+  return e.code === '23514' && /no partition of relation/.test(e.message ?? '');
 }
 
 /** A fenced completion found a lease taken over: another claim owns the event now (for a batch, stillHeld() says which). */

@@ -5,6 +5,8 @@ import { MetricsRegistry } from '../observability/metrics.registry';
 /** What the retention job did to a row. */
 export type RetentionAction =
   | 'inbox_payload_purged'
+  | 'inbox_payload_day_dropped'
+  | 'inbox_payload_carried'
   | 'inbox_identity_deleted'
   | 'outbox_delivered_pruned'
   | 'inbox_quarantined_deleted'
@@ -23,7 +25,7 @@ export class RetentionMetrics {
   constructor(registry: MetricsRegistry) {
     this.rows = new Counter({
       name: 'retention_rows_total',
-      help: 'Rows changed by the retention job by action (inbox_payload_purged, inbox_identity_deleted, outbox_delivered_pruned, inbox_quarantined_deleted, outbox_abandoned_pruned, orders_pruned, audit_pruned, reconciliation_runs_pruned, rejections_pruned)',
+      help: "Rows changed by the retention job by action (inbox_payload_purged, inbox_payload_day_dropped (partitions), inbox_payload_carried (open rows' payloads moved to today), inbox_identity_deleted, outbox_delivered_pruned, inbox_quarantined_deleted, outbox_abandoned_pruned, orders_pruned, audit_pruned, reconciliation_runs_pruned, rejections_pruned)",
       labelNames: ['action'],
       registers: [registry],
     });

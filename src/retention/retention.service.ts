@@ -17,7 +17,10 @@ export const RETENTION_MAX_BATCHES = 100;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 export interface RetentionResult {
+  /** Payloads forgotten row by row (legacy rows). */
   payloadsPurged: number;
+  /** Days of payloads forgotten by dropping their partition. */
+  payloadDaysDropped: number;
   identitiesDeleted: number;
   outboxPruned: number;
   /** Quarantined events, dead and unresolved outbox entries past RETENTION_ABANDONED_DAYS. */
@@ -41,7 +44,8 @@ interface Drained {
 
 /**
  * The retention job (maintenance role): the lifecycle of every table that grows.
- * - settled inbox payloads after RETENTION_PAYLOAD_DAYS, settled inbox identities
+ * - settled inbox payloads after RETENTION_PAYLOAD_DAYS (a day at a time: its partition is
+ *   dropped, open rows' payloads carried to today first), settled inbox identities
  *   and delivered outbox entries after RETENTION_IDENTITY_DAYS;
  * - quarantined events and dead or unresolved outbox entries, kept for an operator,
  *   after RETENTION_ABANDONED_DAYS;
@@ -89,6 +93,13 @@ export class RetentionService {
       // Identities first: a row about to be deleted needs no payload purge before.
       const identities = await drain('inbox_identity_deleted', days.identityDays, (b, n) => this.inbox.deleteIdentities(b, n));
       const payloads = await drain('inbox_payload_purged', days.payloadDays, (b, n) => this.inbox.purgePayloads(b, n));
+      const payloadDays = await this.inbox.forgetPayloadDays(
+        days.payloadDays === 0 ? undefined : before(days.payloadDays),
+        this.batchSize,
+        stopped,
+      );
+      this.metrics.removed('inbox_payload_day_dropped', payloadDays.dropped.length);
+      this.metrics.removed('inbox_payload_carried', payloadDays.carried);
       const outbox = await drain('outbox_delivered_pruned', days.identityDays, (b, n) => this.outbox.pruneDelivered(b, n));
       const quarantined = await drain('inbox_quarantined_deleted', days.abandonedDays, (b, n) => this.inbox.deleteAbandoned(b, n));
       const dead = await drain('outbox_abandoned_pruned', days.abandonedDays, (b, n) => this.outbox.pruneAbandoned(b, n));
@@ -100,6 +111,7 @@ export class RetentionService {
       const all = [identities, payloads, outbox, quarantined, dead, orders, audit, runs, rejectionsOld, rejectionsOver];
       const result: RetentionResult = {
         payloadsPurged: payloads.count,
+        payloadDaysDropped: payloadDays.dropped.length,
         identitiesDeleted: identities.count,
         outboxPruned: outbox.count,
         abandonedDeleted: quarantined.count + dead.count,
@@ -112,7 +124,7 @@ export class RetentionService {
       };
       this.metrics.run('ok');
       const summary = { ...result, ms: Date.now() - started };
-      if (all.some((d) => d.count > 0)) this.logger.log(summary, 'retention run');
+      if (all.some((d) => d.count > 0) || payloadDays.dropped.length > 0) this.logger.log(summary, 'retention run');
       else this.logger.debug(summary, 'retention run: nothing due');
       return result;
     } catch (error) {

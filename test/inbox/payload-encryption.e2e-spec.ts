@@ -4,7 +4,17 @@ import { InboxWorker } from '../../src/inbox/inbox-worker';
 import { signStripe } from '../support/signers';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { OPERATOR_TOKEN, startTestApp, TestApp, VIEWER_TOKEN } from '../support/test-app';
-import { createOrder, ENDPOINTS, inboxRow, orderRow, paymentIntentEvent, postStripe, STRIPE_SECRET } from './worker-fixtures';
+import {
+  createOrder,
+  daySealedOf,
+  ENDPOINTS,
+  inboxRow,
+  orderRow,
+  paymentIntentEvent,
+  postStripe,
+  setDayPayload,
+  STRIPE_SECRET,
+} from './worker-fixtures';
 
 const K1 = `k1:${randomBytes(32).toString('base64')}`;
 
@@ -53,10 +63,7 @@ describe('payload encryption: sealed rows, tampering, omit', () => {
     const event = paymentIntentEvent('payment_intent.succeeded', { orderId: 'enc-2' });
     await postStripe(t, event);
     // Flip one bit in the middle of the ciphertext.
-    await db.query(
-      `UPDATE webhook_inbox SET payload_sealed = set_byte(payload_sealed, 20, get_byte(payload_sealed, 20) # 1) WHERE event_id = $1`,
-      [event.id],
-    );
+    await setDayPayload(db, event.id as string, `payload_sealed = set_byte(wp.payload_sealed, 20, get_byte(wp.payload_sealed, 20) # 1)`);
     await t.app.get(InboxWorker).runOnce();
     expect(await inboxRow(db, event.id as string)).toMatchObject({ status: 'quarantined', status_reason: 'payload_decryption_failed' });
     expect(await orderRow(db, 'enc-2')).toMatchObject({ status: 'awaiting_payment' });
@@ -72,10 +79,7 @@ describe('payload encryption: sealed rows, tampering, omit', () => {
     await postStripe(t, a);
     await postStripe(t, b);
     // B gets A's sealed payload (a valid ciphertext under a key the ring holds).
-    await db.query(
-      `UPDATE webhook_inbox SET payload_sealed = (SELECT payload_sealed FROM webhook_inbox WHERE event_id = $1) WHERE event_id = $2`,
-      [a.id, b.id],
-    );
+    await setDayPayload(db, b.id as string, `payload_sealed = ${daySealedOf('$2')}`, [a.id]);
     await t.app.get(InboxWorker).runOnce();
     expect(await inboxRow(db, b.id as string)).toMatchObject({ status: 'quarantined', status_reason: 'payload_decryption_failed' });
     expect(await orderRow(db, 'enc-3b')).toMatchObject({ status: 'awaiting_payment' });
@@ -87,13 +91,13 @@ describe('payload encryption: sealed rows, tampering, omit', () => {
     await createOrder(t, 'enc-4', 1000);
     const event = paymentIntentEvent('payment_intent.succeeded', { orderId: 'enc-4' });
     await postStripe(t, event);
-    await db.query(`UPDATE webhook_inbox SET payload_key_id = 'k9' WHERE event_id = $1`, [event.id]);
+    await setDayPayload(db, event.id as string, `payload_key_id = 'k9'`);
     await t.app.get(InboxWorker).runOnce();
     const row = await inboxRow(db, event.id as string);
     expect(row).toMatchObject({ status: 'pending', attempts: 1 });
     expect(row.last_error).toMatch(/payload key "k9" is not in this instance's key ring/);
     // The key id is part of the associated data: relabelling a ciphertext does not make it open either.
-    await db.query(`UPDATE webhook_inbox SET payload_key_id = 'k1' WHERE event_id = $1`, [event.id]);
+    await setDayPayload(db, event.id as string, `payload_key_id = 'k1'`);
     expect((await view(row.id)).body.payload).toMatchObject({ id: event.id });
   });
 

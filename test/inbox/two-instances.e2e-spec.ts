@@ -4,7 +4,7 @@ import { OnWebhookEvent } from '../../src/inbox/on-webhook-event.decorator';
 import { MetricsRegistry } from '../../src/observability/metrics.registry';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { startTestApp, TestApp } from '../support/test-app';
-import { createOrder, drain, ENDPOINTS, paymentIntentEvent, postStripe } from './worker-fixtures';
+import { createOrder, drain, ENDPOINTS, paymentIntentEvent, postStripe, STORED_PAYLOADS } from './worker-fixtures';
 import { UnitOfWork } from '../../src/database/unit-of-work';
 
 /** Leaves one row per committed invocation: a second processing of an event would show as a second row. */
@@ -48,15 +48,16 @@ async function backlog(t: TestApp, prefix: string): Promise<Record<string, unkno
 
 async function expectEachEffectOnce(db: TestDatabase, prefix: string): Promise<void> {
   const [inbox] = await db.query(
-    `SELECT count(*)::int AS total, count(*) FILTER (WHERE status = 'done' AND attempts = 0)::int AS done_first_time
-       FROM webhook_inbox WHERE payload->'data'->'object'->'metadata'->>'order_id' LIKE $1 || '%'`,
+    `SELECT count(*)::int AS total, count(*) FILTER (WHERE i.status = 'done' AND i.attempts = 0)::int AS done_first_time
+       FROM webhook_inbox i JOIN ${STORED_PAYLOADS} ON stored.id = i.id
+      WHERE stored.payload->'data'->'object'->'metadata'->>'order_id' LIKE $1 || '%'`,
     [prefix],
   );
   expect(inbox).toEqual({ total: 200, done_first_time: 200 });
   const [effects] = await db.query(
     `SELECT count(*)::int AS n, count(DISTINCT e.inbox_id)::int AS distinct_events
-       FROM test_effects e JOIN webhook_inbox i ON i.id = e.inbox_id
-      WHERE i.payload->'data'->'object'->'metadata'->>'order_id' LIKE $1 || '%'`,
+       FROM test_effects e JOIN ${STORED_PAYLOADS} ON stored.id = e.inbox_id
+      WHERE stored.payload->'data'->'object'->'metadata'->>'order_id' LIKE $1 || '%'`,
     [prefix],
   );
   expect(effects).toEqual({ n: 100, distinct_events: 100 });
@@ -118,7 +119,7 @@ describe('worker: two app instances drain one backlog, no event processed twice'
       const deadline = Date.now() + 20_000;
       for (;;) {
         const [row] = await db.query(
-          `SELECT count(*)::int AS open FROM webhook_inbox
+          `SELECT count(*)::int AS open FROM ${STORED_PAYLOADS}
             WHERE status IN ('pending','processing') AND payload->'data'->'object'->'metadata'->>'order_id' LIKE 'sa%'`,
         );
         if (row.open === 0) break;

@@ -93,9 +93,62 @@ export function drain(t: TestApp): Promise<number> {
   return worker(t).drain();
 }
 
+/**
+ * Every inbox row with its stored payload where it is: in its day (webhook_inbox_payloads)
+ * or, a legacy row, in the row itself; for tests to read as `FROM ${STORED_PAYLOADS}`.
+ */
+export const STORED_PAYLOADS = `(
+  SELECT i.id, i.event_id, i.event_type, i.status, i.payload_day,
+         coalesce(wp.payload, i.payload) AS payload, coalesce(wp.payload_sealed, i.payload_sealed) AS payload_sealed,
+         coalesce(wp.payload_key_id, i.payload_key_id) AS payload_key_id,
+         (wp.inbox_id IS NOT NULL OR i.payload IS NOT NULL OR i.payload_sealed IS NOT NULL) AS has_payload
+    FROM webhook_inbox i LEFT JOIN webhook_inbox_payloads wp ON wp.day = i.payload_day AND wp.inbox_id = i.id) stored`;
+
+/** The inbox row of `eventId`, its payload columns read where the payload is (STORED_PAYLOADS). */
 export async function inboxRow(db: TestDatabase, eventId: string): Promise<any> {
-  const [row] = await db.query('SELECT * FROM webhook_inbox WHERE event_id = $1', [eventId]);
+  const [row] = await db.query(
+    `SELECT i.*, stored.payload, stored.payload_sealed, stored.payload_key_id, stored.has_payload
+       FROM webhook_inbox i JOIN ${STORED_PAYLOADS} ON stored.id = i.id WHERE i.event_id = $1`,
+    [eventId],
+  );
   return row;
+}
+
+/** Changes the payload of `eventId` in its day: `set` is a SET list over webhook_inbox_payloads (params from $2). */
+export async function setDayPayload(db: TestDatabase, eventId: string, set: string, params: unknown[] = []): Promise<void> {
+  const changed = await db.query(
+    `UPDATE webhook_inbox_payloads wp SET ${set} FROM webhook_inbox i
+      WHERE wp.day = i.payload_day AND wp.inbox_id = i.id AND i.event_id = $1 RETURNING wp.inbox_id`,
+    [eventId, ...params],
+  );
+  if (changed.length !== 1) throw new Error(`no day payload for ${eventId}`);
+}
+
+/**
+ * Moves inbox rows (every one, or those of `eventIds`) `days` days into the past (negative:
+ * into the future), their payload with them into the partition of that day (made if missing).
+ */
+export async function ageInbox(db: TestDatabase, days: number, eventIds?: string[]): Promise<void> {
+  const which = `($2::text[] IS NULL OR i.event_id = ANY($2::text[]))`;
+  await db.query(
+    `SELECT webhook_inbox_payload_day(d) FROM (SELECT DISTINCT payload_day - $1::int AS d FROM webhook_inbox i
+      WHERE payload_day IS NOT NULL AND ${which}) days`,
+    [days, eventIds ?? null],
+  );
+  await db.query(
+    `UPDATE webhook_inbox_payloads wp SET day = wp.day - $1::int FROM webhook_inbox i
+      WHERE wp.day = i.payload_day AND wp.inbox_id = i.id AND ${which}`,
+    [days, eventIds ?? null],
+  );
+  await db.query(
+    `UPDATE webhook_inbox i SET payload_day = payload_day - $1::int, received_at = received_at - $1::int * interval '1 day' WHERE ${which}`,
+    [days, eventIds ?? null],
+  );
+}
+
+/** The sealed payload of `eventId` in its day, as an SQL expression over parameter `$n` (the event id). */
+export function daySealedOf(param: string): string {
+  return `(SELECT p.payload_sealed FROM webhook_inbox_payloads p JOIN webhook_inbox a ON p.day = a.payload_day AND p.inbox_id = a.id WHERE a.event_id = ${param})`;
 }
 
 export async function orderRow(db: TestDatabase, id: string): Promise<any> {

@@ -42,7 +42,11 @@ describe('Receipt: POST /webhooks/:endpointId (scenarios 1-5, 7-9, 11, 12, 12a)'
 
   const post = (endpoint: string, signed: { headers: Record<string, string>; body: string | Buffer }) =>
     request(t.url).post(`/webhooks/${endpoint}`).set(signed.headers).send(signed.body);
-  const inbox = () => db.query('SELECT * FROM webhook_inbox ORDER BY id');
+  /** The inbox rows, each with its payload read where it is (its day). */
+  const inbox = () =>
+    db.query(
+      `SELECT i.*, p.payload FROM webhook_inbox i LEFT JOIN webhook_inbox_payloads p ON p.day = i.payload_day AND p.inbox_id = i.id ORDER BY i.id`,
+    );
 
   it('1: accepts a Stripe event signed by the official SDK, with the verifying secret label', async () => {
     const event = stripeEvent({ id: 'evt_s1' });

@@ -17,6 +17,8 @@ import {
   outboxRows,
   paymentIntentEvent,
   postStripe,
+  setDayPayload,
+  STORED_PAYLOADS,
   STRIPE_SECRET,
   TENANT,
 } from '../inbox/worker-fixtures';
@@ -36,11 +38,7 @@ describe('customer erasure: POST /admin/erasure and the CLI', () => {
   const order = (id: string, customerEmail: string) =>
     t.app.get(OrdersService).create({ tenantId: TENANT, id, totalMinor: 1000, currency: 'eur', customerEmail });
   const stored = async (eventId: string) =>
-    (
-      await db.query(`SELECT payload_sealed IS NOT NULL OR payload IS NOT NULL AS has_payload FROM webhook_inbox WHERE event_id = $1`, [
-        eventId,
-      ])
-    )[0].has_payload;
+    (await db.query(`SELECT has_payload FROM ${STORED_PAYLOADS} WHERE event_id = $1`, [eventId]))[0].has_payload;
 
   it('blanks the address, the recipient of unsent e-mail, and purges the payloads mentioning the customer; identities stay', async () => {
     await order('er-1', 'Ada@Example.com');
@@ -154,7 +152,7 @@ describe('customer erasure: POST /admin/erasure and the CLI', () => {
     expect(result.output).toContain('"payloadsPurged": 1');
     expect((await orderRow(db, 'er-3')).customer_email).toBe('');
     // Left: only the refund of er-1 that arrived after the first erasure (an erasure acts on what is stored).
-    const left = await db.query(`SELECT event_type FROM webhook_inbox WHERE payload IS NOT NULL OR payload_sealed IS NOT NULL`);
+    const left = await db.query(`SELECT event_type FROM ${STORED_PAYLOADS} WHERE has_payload`);
     expect(left).toEqual([{ event_type: 'charge.refunded' }]);
     expect(
       (await runTsChild(CLI, ['erase', '--order', 'no-slash', '--reason', 'x', '--url', t.url, '--token', OPERATOR_TOKEN])).output,
@@ -237,7 +235,7 @@ describe('customer erasure with work still open', () => {
     await set('quarantined', `, status_reason = 'operator'`);
     await set('done', ', completed_at = now()');
     await set('ignored', `, status_reason = 'unhandled_type', completed_at = now()`);
-    const before = await db.query(`SELECT id, payload_sealed FROM webhook_inbox ORDER BY id`);
+    const before = await db.query(`SELECT id, payload_sealed FROM ${STORED_PAYLOADS} ORDER BY id`);
 
     const dry = await erase({ email: 'eve@example.com', dryRun: true });
     expect(dry.body).toMatchObject({
@@ -247,7 +245,7 @@ describe('customer erasure with work still open', () => {
       payloadsRedacted: 3,
       complete: true,
     });
-    expect(await db.query(`SELECT id, payload_sealed FROM webhook_inbox ORDER BY id`)).toEqual(before);
+    expect(await db.query(`SELECT id, payload_sealed FROM ${STORED_PAYLOADS} ORDER BY id`)).toEqual(before);
     expect((await orderRow(db, 'o-20')).customer_email).toBe('eve@example.com');
     const [dryAudit] = await db.query(`SELECT id::text, action FROM admin_audit WHERE action LIKE 'customer.%' ORDER BY id DESC LIMIT 1`);
     expect(dryAudit).toEqual({ id: dry.body.auditId, action: 'customer.erase_dry_run' });
@@ -275,10 +273,8 @@ describe('customer erasure with work still open', () => {
     const row = await inboxRow(db, event.id as string);
     // Sealed by an instance that already has the next key (mid-rotation).
     const rotated = new InboxPayloads(new KeyRing([k0])).store(row.source_scope, row.event_id, JSON.stringify(event));
-    await db.query(
-      `UPDATE webhook_inbox SET payload_sealed = $2, payload_key_id = 'k0', status = 'done', completed_at = now() WHERE id = $1`,
-      [row.id, rotated.payload_sealed],
-    );
+    await db.query(`UPDATE webhook_inbox SET status = 'done', completed_at = now() WHERE id = $1`, [row.id]);
+    await setDayPayload(db, event.id as string, `payload_sealed = $2, payload_key_id = 'k0'`, [rotated.payload_sealed]);
 
     const res = await erase({ email: 'mo@example.com' });
     expect(res.body).toMatchObject({

@@ -7,7 +7,7 @@ import { RetentionService } from '../../src/retention/retention.service';
 import { runTsChild } from '../support/child-process';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { OPERATOR_TOKEN, startTestApp, TestApp } from '../support/test-app';
-import { createOrder, ENDPOINTS, paymentIntentEvent, postStripe } from '../inbox/worker-fixtures';
+import { ageInbox, createOrder, ENDPOINTS, paymentIntentEvent, postStripe, STORED_PAYLOADS } from '../inbox/worker-fixtures';
 
 const key = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
 const K1 = key('k1');
@@ -36,12 +36,12 @@ describe('payload key rotation and re-encryption', () => {
   const keysOf = async () =>
     (
       await db.query(
-        `SELECT coalesce(payload_key_id, 'clear') AS k, count(*)::int AS n FROM webhook_inbox WHERE payload IS NOT NULL OR payload_sealed IS NOT NULL GROUP BY 1 ORDER BY 1`,
+        `SELECT coalesce(payload_key_id, 'clear') AS k, count(*)::int AS n FROM ${STORED_PAYLOADS} WHERE has_payload GROUP BY 1 ORDER BY 1`,
       )
     ).map((r) => `${r.k}:${r.n}`);
   /** Every stored payload opens through the operator's view and is the event that was sent. */
   const everyPayloadOpens = async () => {
-    for (const row of await db.query(`SELECT id, event_id FROM webhook_inbox WHERE payload IS NOT NULL OR payload_sealed IS NOT NULL`)) {
+    for (const row of await db.query(`SELECT id, event_id FROM ${STORED_PAYLOADS} WHERE has_payload`)) {
       const view = await request(t!.url).get(`/admin/inbox/${row.id}`).set(op);
       expect({ id: row.event_id, payload: view.body.payload }).toEqual({ id: row.event_id, payload: sent.get(row.event_id) });
     }
@@ -118,10 +118,10 @@ describe('payload key rotation and re-encryption', () => {
   });
 
   it('retention purges sealed payloads of settled events like clear ones; open work keeps them', async () => {
-    await db.query(`UPDATE webhook_inbox SET received_at = now() - interval '8 days'`);
+    await ageInbox(db, 9);
     await t!.app.get(RetentionService).runOnce();
     const rows = await db.query(
-      `SELECT status, payload_sealed IS NULL AS purged, payload_key_id FROM webhook_inbox ORDER BY status, purged`,
+      `SELECT status, payload_sealed IS NULL AS purged, payload_key_id FROM ${STORED_PAYLOADS} ORDER BY status, purged`,
     );
     const settled = rows.filter((r) => r.status === 'done' || r.status === 'ignored');
     expect(settled.length).toBeGreaterThan(0);

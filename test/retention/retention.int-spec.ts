@@ -5,6 +5,7 @@ import { FakeClock } from '../support/fake-clock';
 import { signStripe, stripeEvent } from '../support/signers';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { OPERATOR_TOKEN, startTestApp, TestApp } from '../support/test-app';
+import { STORED_PAYLOADS } from '../inbox/worker-fixtures';
 
 const SECRET = 'whsec_retention_test_secret';
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -44,7 +45,7 @@ describe('retention job (issue 5 item 7)', () => {
   });
   beforeEach(async () => {
     t.clock.offsetMs = 0;
-    await db.query('TRUNCATE webhook_inbox, outbox');
+    await db.query('TRUNCATE webhook_inbox, webhook_inbox_payloads, outbox');
   });
 
   /** Posts a signed event (signed at the app's clock, as the provider would be "now"). */
@@ -66,12 +67,19 @@ describe('retention job (issue 5 item 7)', () => {
         WHERE event_id = $1`,
       [eventId, status, ageOffsetDays],
     );
+    // Its payload moves to the day it was "received" (a partition made ahead).
+    await db.query(
+      `UPDATE webhook_inbox_payloads wp SET day = wp.day + $2::int FROM webhook_inbox i WHERE wp.inbox_id = i.id AND wp.day = i.payload_day AND i.event_id = $1`,
+      [eventId, ageOffsetDays],
+    );
+    await db.query(`UPDATE webhook_inbox SET payload_day = payload_day + $2::int WHERE event_id = $1`, [eventId, ageOffsetDays]);
     return event;
   }
 
   async function inbox(): Promise<Record<string, InboxRow>> {
     const rows = await db.query<InboxRow>(
-      `SELECT id::text, event_id, status, payload_sha256, payload IS NOT NULL AS has_payload, deliveries FROM webhook_inbox`,
+      `SELECT i.id::text, i.event_id, i.status, i.payload_sha256, stored.has_payload, i.deliveries
+         FROM webhook_inbox i JOIN ${STORED_PAYLOADS} ON stored.id = i.id`,
     );
     return Object.fromEntries(rows.map((r) => [r.event_id, r]));
   }
@@ -206,9 +214,18 @@ describe('retention job (issue 5 item 7)', () => {
     }
     // identities: 1 empty batch; payloads: 2 full batches, capped; outbox and the seven other kinds: 1 empty batch each.
     const others = { abandonedDeleted: 0, ordersPruned: 0, auditPruned: 0, reconciliationRunsPruned: 0, rejectionsPruned: 0 };
-    expect(result).toEqual({ payloadsPurged: 2000, identitiesDeleted: 0, outboxPruned: 0, ...others, batches: 11, capped: true });
+    expect(result).toEqual({
+      payloadsPurged: 2000,
+      payloadDaysDropped: 0,
+      identitiesDeleted: 0,
+      outboxPruned: 0,
+      ...others,
+      batches: 11,
+      capped: true,
+    });
     expect(await retention.runOnce()).toEqual({
       payloadsPurged: 500,
+      payloadDaysDropped: 0,
       identitiesDeleted: 0,
       outboxPruned: 0,
       ...others,
@@ -220,6 +237,7 @@ describe('retention job (issue 5 item 7)', () => {
     // identities: 3 batches (1,000 + 1,000 + 500); payloads: 1 empty; outbox: 3; the others: 1 each.
     expect(await retention.runOnce()).toEqual({
       payloadsPurged: 0,
+      payloadDaysDropped: 0,
       identitiesDeleted: 2500,
       outboxPruned: 2500,
       ...others,

@@ -197,8 +197,9 @@ describe('traces: one trace per event, request -> processing -> deliveries', () 
 
     // Per order: the trace its request started (stored in its inbox row) is the one its ERP request carries.
     const rows: { order_id: string; trace_context: string }[] = await db.query(
-      `SELECT payload->'data'->'object'->'metadata'->>'order_id' AS order_id, trace_context
-         FROM webhook_inbox WHERE event_id LIKE 'evt_batch_%'`,
+      `SELECT p.payload->'data'->'object'->'metadata'->>'order_id' AS order_id, i.trace_context
+         FROM webhook_inbox i JOIN webhook_inbox_payloads p ON p.day = i.payload_day AND p.inbox_id = i.id
+        WHERE i.event_id LIKE 'evt_batch_%'`,
     );
     expect(rows).toHaveLength(n);
     const erpPosts = erp.posts();

@@ -28,6 +28,7 @@ CREATE TABLE webhook_inbox (
   payload_sealed bytea,
   payload_key_id text,
   trace_context text,
+  payload_day date,
   identity_at timestamp with time zone
 ) WITH (fillfactor=80, autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=1000, autovacuum_vacuum_insert_scale_factor=0.05, autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0);
 
@@ -42,6 +43,8 @@ CREATE INDEX webhook_inbox_due_tenant ON public.webhook_inbox USING btree (tenan
 CREATE UNIQUE INDEX webhook_inbox_identity_time ON public.webhook_inbox USING btree (identity_at, source_scope, event_id) NULLS NOT DISTINCT;
 
 CREATE INDEX webhook_inbox_leased ON public.webhook_inbox USING btree (locked_until) WHERE (status = 'processing'::text);
+
+CREATE INDEX webhook_inbox_open ON public.webhook_inbox USING btree (id) WHERE (status = ANY (ARRAY['pending'::text, 'processing'::text, 'quarantined'::text]));
 
 CREATE INDEX webhook_inbox_payload_expiry ON public.webhook_inbox USING btree (received_at) WHERE (((payload IS NOT NULL) OR (payload_sealed IS NOT NULL)) AND (status = ANY (ARRAY['done'::text, 'ignored'::text])));
 

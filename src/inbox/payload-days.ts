@@ -1,0 +1,233 @@
+import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { DataSource, QueryRunner } from 'typeorm';
+import { ERASABLE_STATUSES } from './inbox-admin.queries';
+import { OPEN_STATUSES, PAYLOAD_TODAY } from './inbox.queries';
+
+/**
+ * Days of payload partitions kept made ahead of today: an insert never finds its day
+ * missing unless neither the retention job (every minute) nor any start ran for a week;
+ * then the accept makes today's and tries again (InboxRepository.acceptMany). A DEFAULT
+ * partition would catch such rows instead, but forbid DETACH CONCURRENTLY and make
+ * every new day scan it.
+ */
+export const PAYLOAD_DAYS_AHEAD = 7;
+
+/** How long forgetting a day waits for its lock (DETACH CONCURRENTLY) before leaving it to the next run. */
+const DETACH_LOCK_TIMEOUT = '5s';
+
+/** Partitions of webhook_inbox_payloads: their day, and whether a detach was started and not finished. */
+const PAYLOAD_PARTITIONS = `
+  SELECT c.relname AS name, to_char(to_date(substr(c.relname, 24), 'YYYYMMDD'), 'YYYY-MM-DD') AS day,
+         i.inhrelid IS NOT NULL AS attached, coalesce(i.inhdetachpending, false) AS detach_pending
+    FROM pg_class c
+    LEFT JOIN pg_inherits i ON i.inhrelid = c.oid AND i.inhparent = 'webhook_inbox_payloads'::regclass
+   WHERE c.relkind = 'r' AND c.relnamespace = current_schema()::regnamespace AND c.relname ~ '^webhook_inbox_payloads_[0-9]{8}$'
+   ORDER BY c.relname`;
+
+/**
+ * Carries the payloads of up to $2 open rows (pending, processing, quarantined) after id $3
+ * whose day is $1 into today's partition, from `source` (the partitioned table, or a day
+ * already detached from it), and points the rows there. Along webhook_inbox_open (the open
+ * rows only, in id order); payload_day is in no index, so the row's update is HOT: a few
+ * hundred bytes of WAL each, not a new version in every index. SKIP LOCKED: a row held
+ * right now is carried by a later pass. Returns how many, and the last id looked at.
+ */
+function carryOpen(source: string): string {
+  return `
+  WITH moving AS (
+    SELECT i.id FROM webhook_inbox i
+     WHERE i.status IN ${OPEN_STATUSES} AND i.id > $3::bigint AND i.payload_day = $1::date
+     ORDER BY i.id LIMIT $2
+       FOR UPDATE SKIP LOCKED
+  ), copied AS (
+    INSERT INTO webhook_inbox_payloads (day, inbox_id, payload, payload_sealed, payload_key_id)
+    SELECT ${PAYLOAD_TODAY}, s.inbox_id, s.payload, s.payload_sealed, s.payload_key_id
+      FROM ${source} s JOIN moving m ON s.inbox_id = m.id
+     WHERE s.day = $1::date
+    ON CONFLICT DO NOTHING
+  ), moved AS (
+    UPDATE webhook_inbox i SET payload_day = ${PAYLOAD_TODAY} FROM moving m WHERE i.id = m.id RETURNING i.id
+  )
+  SELECT count(*)::int AS n, max(id)::text AS last FROM moved`;
+}
+
+/** Open rows still pointing at day $1 (held by someone while it was being carried). */
+const OPEN_LEFT = `SELECT count(*)::int AS n FROM webhook_inbox WHERE payload_day = $1::date AND status IN ${OPEN_STATUSES}`;
+
+/**
+ * Deletes the payloads of up to $2 settled rows in days from today on and before $1, row by
+ * row: only when the application's clock runs ahead of the database's by more than the
+ * payload window (tests with a fake clock), as today's partition cannot be dropped.
+ */
+const PURGE_UNDROPPABLE_DAYS = `
+  WITH gone AS (
+    SELECT i.id, i.payload_day FROM webhook_inbox_payloads wp JOIN webhook_inbox i ON i.id = wp.inbox_id AND i.payload_day = wp.day
+     WHERE wp.day >= ${PAYLOAD_TODAY} AND wp.day < $1::date AND i.status IN ${ERASABLE_STATUSES}
+     LIMIT $2
+       FOR UPDATE OF i SKIP LOCKED
+  )
+  DELETE FROM webhook_inbox_payloads wp USING gone g
+   WHERE wp.day = g.payload_day AND wp.inbox_id = g.id
+     -- The same days again: with the clocks agreeing (production) no partition is even opened.
+     AND wp.day >= ${PAYLOAD_TODAY} AND wp.day < $1::date`;
+
+/**
+ * Rows an instance of the version before day payloads quarantined `payload_missing` (it reads
+ * the payload only from the row) while their payload is in their day: back to pending, due now.
+ * Such rows are among the newest: only the last OLD_QUARANTINE_WINDOW open rows are looked at
+ * (webhook_inbox_open backwards), so a run every minute stays bounded by that, not by the open
+ * rows in all (quarantined ones are kept for months). A row whose payload really is gone stays.
+ */
+const OLD_QUARANTINE_WINDOW = 10_000;
+const REQUEUE_OLD_QUARANTINES = `
+  UPDATE webhook_inbox i
+     SET status = 'pending', status_reason = NULL, completed_at = NULL, next_attempt_at = now(),
+         last_error = 'payload_missing: quarantined by an older instance, requeued'
+    FROM (SELECT id FROM webhook_inbox WHERE status IN ${OPEN_STATUSES} ORDER BY id DESC LIMIT ${OLD_QUARANTINE_WINDOW}) recent
+   WHERE i.id = recent.id AND i.status = 'quarantined' AND i.status_reason = 'payload_missing' AND i.payload_day IS NOT NULL
+     AND EXISTS (SELECT 1 FROM webhook_inbox_payloads wp WHERE wp.day = i.payload_day AND wp.inbox_id = i.id)`;
+
+export interface ForgottenDays {
+  /** Partitions dropped. */
+  dropped: string[];
+  /** Open rows whose payload was carried to today. */
+  carried: number;
+  /** Days due but left to a later run (rows held, or the lock not had in time). */
+  deferred: string[];
+}
+
+/** UTC calendar day of `date`, as YYYY-MM-DD. */
+export function dayOf(date: Date): string {
+  return date.toISOString().slice(0, 10);
+}
+
+/**
+ * The payloads' days (webhook_inbox_payloads, one partition per UTC day): made ahead of
+ * need, and forgotten whole once past the payload window by dropping the partition, so
+ * forgetting a day writes a few catalog rows of WAL however many payloads it held.
+ */
+@Injectable()
+export class PayloadDays implements OnApplicationBootstrap {
+  private readonly logger = new Logger(PayloadDays.name);
+
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Every start makes the days ahead too: ingestion does not depend on the retention job alone. */
+  async onApplicationBootstrap(): Promise<void> {
+    try {
+      await this.makeAhead();
+    } catch (error) {
+      // The days made before (a week ahead) still take the inserts; the retention job tries again.
+      this.logger.warn({ err: (error as Error).message }, 'payload days not made ahead at start');
+    }
+  }
+
+  /** Makes today's partition and the PAYLOAD_DAYS_AHEAD next ones (those missing); returns the days made. */
+  async makeAhead(from?: string, to?: string): Promise<string[]> {
+    const rows: { day: string }[] = await this.dataSource.query(
+      `SELECT to_char(d, 'YYYY-MM-DD') AS day FROM generate_series(coalesce($1::date, ${PAYLOAD_TODAY}),
+              coalesce($2::date, ${PAYLOAD_TODAY} + ${PAYLOAD_DAYS_AHEAD}), interval '1 day') d
+        WHERE webhook_inbox_payload_day(d::date)`,
+      [from ?? null, to ?? null],
+    );
+    return rows.map((r) => r.day);
+  }
+
+  /**
+   * Forgets every day before `cutoff` (and before the database's today, which takes the
+   * inserts): the payloads of open rows are carried to today in batches of `batch`, then the
+   * partition is detached (CONCURRENTLY: inserts never wait) and dropped. A day whose rows
+   * cannot all be carried now, or whose lock is not had in time, is left to the next run.
+   */
+  async forgetBefore(cutoff: string, batch: number, stopped: () => boolean = () => false): Promise<ForgottenDays> {
+    const result: ForgottenDays = { dropped: [], carried: 0, deferred: [] };
+    // One instance forgets at a time (a session lock on a connection of its own, for the detach too).
+    const session = this.dataSource.createQueryRunner();
+    await session.connect();
+    try {
+      const [{ locked }]: { locked: boolean }[] = await session.query(
+        `SELECT pg_try_advisory_lock(hashtext('webhook_inbox_payloads_forget')) AS locked`,
+      );
+      if (!locked) return result;
+      try {
+        await this.forgetDays(session, cutoff, batch, stopped, result);
+      } finally {
+        await session.query(`SELECT pg_advisory_unlock(hashtext('webhook_inbox_payloads_forget'))`);
+      }
+      return result;
+    } finally {
+      await session.release();
+    }
+  }
+
+  private async forgetDays(
+    session: QueryRunner,
+    cutoff: string,
+    batch: number,
+    stopped: () => boolean,
+    result: ForgottenDays,
+  ): Promise<void> {
+    const [{ today }]: { today: string }[] = await this.dataSource.query(`SELECT to_char(${PAYLOAD_TODAY}, 'YYYY-MM-DD') AS today`);
+    const partitions: { name: string; day: string; attached: boolean; detach_pending: boolean }[] =
+      await this.dataSource.query(PAYLOAD_PARTITIONS);
+    for (const p of partitions) {
+      if (p.day >= cutoff || p.day >= today || stopped()) break;
+      if (p.attached && !p.detach_pending) {
+        const carried = await this.carry(p.day, 'webhook_inbox_payloads', batch, stopped);
+        result.carried += carried;
+        const [{ n }]: { n: number }[] = await this.dataSource.query(OPEN_LEFT, [p.day]);
+        if (n > 0) {
+          result.deferred.push(p.day);
+          continue;
+        }
+      }
+      if (p.attached && !(await this.detach(session, p.name, p.detach_pending))) {
+        result.deferred.push(p.day);
+        continue;
+      }
+      // Detached: no new reader sees it. A row replayed while it was going is carried from it now.
+      result.carried += await this.carry(p.day, p.name, batch, () => false);
+      await this.dataSource.query(`DROP TABLE IF EXISTS ${p.name}`);
+      result.dropped.push(p.day);
+    }
+  }
+
+  /** Deletes, row by row, settled payloads in days from today on before `cutoff` (a clock ahead of the database's only). */
+  async purgeUndroppable(cutoff: string, limit: number): Promise<number> {
+    const [, count]: [unknown, number] = await this.dataSource.query(PURGE_UNDROPPABLE_DAYS, [cutoff, limit]);
+    return count;
+  }
+
+  /** Puts back to pending the rows an older instance quarantined for a payload it could not see. */
+  async requeueOldQuarantines(): Promise<number> {
+    const [, count]: [unknown, number] = await this.dataSource.query(REQUEUE_OLD_QUARANTINES);
+    return count;
+  }
+
+  /** Carries the payloads of day `day`'s open rows (from `source`) to today, in batches; returns how many. */
+  async carry(day: string, source = 'webhook_inbox_payloads', batch = 1000, stopped: () => boolean = () => false): Promise<number> {
+    let carried = 0;
+    for (let after = '0'; ;) {
+      const [{ n, last }]: { n: number; last: string | null }[] = await this.dataSource.query(carryOpen(source), [day, batch, after]);
+      carried += n;
+      if (n < batch || last === null || stopped()) return carried;
+      after = last;
+    }
+  }
+
+  /** DETACH CONCURRENTLY (or FINALIZE one interrupted), on a session of its own; false when the lock was not had in time. */
+  private async detach(runner: QueryRunner, partition: string, pending: boolean): Promise<boolean> {
+    try {
+      await runner.query(`SET lock_timeout = '${DETACH_LOCK_TIMEOUT}'`);
+      await runner.query(`ALTER TABLE webhook_inbox_payloads DETACH PARTITION ${partition} ${pending ? 'FINALIZE' : 'CONCURRENTLY'}`);
+      return true;
+    } catch (error) {
+      // 55P03 lock_not_available: someone held the table; the next run tries again.
+      if ((error as { code?: string }).code !== '55P03') throw error;
+      this.logger.warn({ partition }, 'payload day not detached: lock not had in time, next run');
+      return false;
+    } finally {
+      await runner.query('RESET lock_timeout');
+    }
+  }
+}
