@@ -45,20 +45,40 @@ async function withTimeout<T>(ms: number, task: (signal: AbortSignal) => Promise
   }
 }
 
-/** Caps requests in flight per destination. */
+/**
+ * How long, at a destination's measured pace, a claimed entry may wait in this instance for a
+ * request slot: what a round claims beyond that would queue here behind the earlier rounds, in
+ * arrival order, and hold up the next claim, which serves the tenants in turn (issue 34).
+ */
+export const RELAY_QUEUE_TARGET_MS = 25;
+
+/** Caps requests in flight per destination, and sizes what the rounds may claim for it. */
 class Semaphore {
   private active = 0;
   private readonly waiting: (() => void)[] = [];
+  /** A request's duration here, ms (moving average); undefined until one has finished. */
+  private meanMs?: number;
 
   constructor(private readonly limit: number) {}
 
   /**
-   * Requests a round may still claim for this destination: what starts at once and one more
-   * wave behind it. A claim beyond would wait here behind the rounds before it, in arrival order,
-   * and hold up the next claim, which serves the tenants in turn (issue 34).
+   * Entries the rounds may hold for this destination, sending or waiting: as many as start within
+   * RELAY_QUEUE_TARGET_MS at the measured pace (its throughput times the target), at least two waves
+   * of requests, at most two batches (two rounds overlap).
+   */
+  private get capacity(): number {
+    const waves = this.meanMs === undefined ? 2 : Math.floor(RELAY_QUEUE_TARGET_MS / this.meanMs);
+    return Math.min(2 * RELAY_BATCH_SIZE, this.limit * Math.max(2, waves));
+  }
+
+  /**
+   * Entries a round may claim for this destination now. With requests in flight, nothing until a
+   * wave's worth of slots (the concurrency) is free: a round costs the same statements whatever
+   * its size, and rounds of one or two entries each had cost the drain a quarter of its rate.
    */
   get room(): number {
-    return Math.max(0, 2 * this.limit - this.active - this.waiting.length);
+    const room = Math.max(0, this.capacity - this.active - this.waiting.length);
+    return this.active > 0 && room < this.limit ? 0 : room;
   }
 
   /** A request would start at once. */
@@ -69,9 +89,12 @@ class Semaphore {
   async run<T>(task: () => Promise<T>): Promise<T> {
     if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
     else this.active++;
+    const started = performance.now();
     try {
       return await task();
     } finally {
+      const ms = performance.now() - started;
+      this.meanMs = this.meanMs === undefined ? ms : this.meanMs + (ms - this.meanMs) / 16;
       const next = this.waiting.shift();
       if (next) next();
       else this.active--;
@@ -135,8 +158,10 @@ export class OutboxRelay implements RelayIntake {
   /** The last claim came back full: claimed rounds drain the backlog before anything is handed over. */
   private backlog = false;
   private readonly handedRounds = new Set<Promise<void>>();
-  /** A round found a destination without room (Semaphore.room): the next request to finish wakes the scheduler. */
-  private starved = false;
+  /** The last round took a destination's whole budget: the scheduler follows it with another at once. */
+  private full = false;
+  /** Destinations a round found without room (Semaphore.room): the request that makes room there wakes the scheduler. */
+  private readonly starved = new Set<string>();
   private wakeOnRoom?: () => void;
 
   constructor(
@@ -199,22 +224,29 @@ export class OutboxRelay implements RelayIntake {
       this.clock.now(),
       (name) => {
         const room = this.room(name);
-        if (room === 0) this.starved = true;
+        if (room === 0) this.starved.add(name);
         return room;
       },
       leaseMs,
     );
     const budgets = new Map<string, number>();
     for (const [name, admission] of admissions) if (admission.grant > 0) budgets.set(name, admission.grant);
-    if (budgets.size === 0) return 0;
+    if (budgets.size === 0) {
+      // Nothing admitted (no room, an open circuit, no tokens): no round at once; a wake, a tick or a poll brings the next.
+      this.full = false;
+      return 0;
+    }
     const claimedAt = this.clock.now();
     const { entries, held } = await this.repository.claim(lease, claimedAt, leaseMs, budgets, RELAY_BATCH_SIZE);
     const claimed = new Map<string, number>();
     for (const e of entries) claimed.set(e.destination, (claimed.get(e.destination) ?? 0) + 1);
     this.backlog = held.length >= RELAY_BATCH_SIZE || [...budgets].some(([name, budget]) => (claimed.get(name) ?? 0) >= budget);
+    const full = this.backlog;
     await this.gates.giveBack(admissions, claimed);
     for (const h of held) this.metrics.heldBack(h.destination);
     if (entries.length > 0) await this.deliver(lease, new Date(claimedAt.getTime() + leaseMs), entries);
+    // Read by the scheduler as this round ends (an overlapping round's claim may have written it meanwhile).
+    this.full = full;
     return entries.length + held.length;
   }
 
@@ -305,8 +337,8 @@ export class OutboxRelay implements RelayIntake {
       const result = { kind: 'retry' as const, error: `destination error: ${(error as Error).message}`, outcomeUnknown: true };
       return Object.assign(this.outcome(entry, result), facts);
     } finally {
-      if (this.starved) {
-        this.starved = false;
+      if (this.starved.has(entry.destination) && this.room(entry.destination) > 0) {
+        this.starved.delete(entry.destination);
         this.wakeOnRoom?.();
       }
     }
@@ -393,9 +425,12 @@ export class OutboxRelay implements RelayIntake {
     return destination !== undefined && this.limit(name, destination).free;
   }
 
-  /** The last claim took a destination's whole budget: more may be due at once. */
+  /**
+   * The last round took a destination's whole budget: more may be due at once. Not after a round
+   * that was admitted nothing, which would only ask again at once, in a loop, until room frees.
+   */
   get behind(): boolean {
-    return this.backlog;
+    return this.full;
   }
 
   private limit(name: string, destination: Destination): Semaphore {
