@@ -176,7 +176,7 @@ export async function startService(databaseUrl: string, env: Record<string, stri
       DATABASE_URL: databaseUrl,
       PORT: String(port),
       WEBHOOK_ENDPOINTS_FILE: endpointsFile(env.BENCH_ACME_API_URL),
-      ...(env.BENCH_ACME_API_URL && { STRIPE_API_KEY: BENCH_STRIPE_API_KEY }),
+      ...(env.BENCH_ACME_API_URL && { STRIPE_API_KEY: BENCH_STRIPE_API_KEY, PROVIDER_API_ALLOW_HTTP: 'true' }),
       BENCH_STRIPE_SECRET,
       ADMIN_TOKENS: `bench:operator:${BENCH_TOKEN}`,
       // Production requires every registered destination's URL; stages that deliver pass their sink's.
