@@ -890,6 +890,7 @@ async function fairness(server: BenchServer, variant: Variant, scenario: Fairnes
         : `; acme drained ${round(FAIRNESS_BURST / ((drainedAt - started) / 1000), 0)} events/s through the worker, its ERP and e-mail operations delivered after ${round((relayedAt! - started) / 1000, 1)} s` +
           (replayMs === undefined ? '' : ` (the replay call itself took ${round(replayMs / 1000, 1)} s)`) +
           (stripe ? `; ${stripe.calls} calls to the events API` : '');
+    log(`  bravo p50 ${p50} ms, p99 ${p99} ms; ${hops}${drain}`);
     rows.push({
       stage: labelled(`fairness: tenant bravo at ${FAIRNESS_RATE}/s, accept -> ERP, ${label}`, variant),
       value: p50,

@@ -37,7 +37,8 @@ function endpointsFile(acmeApiUrl?: string): string {
           secrets: [{ label: 'bench', env: 'BENCH_STRIPE_SECRET' }],
           toleranceSeconds: 600,
           ...(acmeApiUrl && {
-            api: { env: 'STRIPE_API_KEY', baseUrl: acmeApiUrl, reconcile: { enabled: false, lookbackHours: 1 } },
+            // confirm off: the fake lists events only, it has no objects to read.
+            api: { env: 'STRIPE_API_KEY', baseUrl: acmeApiUrl, confirm: false, reconcile: { enabled: false, lookbackHours: 1 } },
           }),
         },
         // A second tenant: the fairness stage's steady sender beside acme's burst.
