@@ -9,10 +9,10 @@ const BUILD_TIMEOUT_MS = 6 * 60 * 60 * 1000;
  * keep going meanwhile. A concurrent build that failed leaves an invalid index behind,
  * which is dropped and built again.
  */
-export async function buildIndexConcurrently(q: QueryRunner, name: string, definition: string): Promise<void> {
+export async function buildIndexConcurrently(q: QueryRunner, name: string, definition: string, kind = 'INDEX'): Promise<void> {
   const [existing] = await q.query(`SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass($1)`, [name]);
   if (existing && !existing.indisvalid) await runLong(q, `DROP INDEX CONCURRENTLY IF EXISTS ${name}`);
-  await runLong(q, `CREATE INDEX CONCURRENTLY IF NOT EXISTS ${name} ${definition}`);
+  await runLong(q, `CREATE ${kind} CONCURRENTLY IF NOT EXISTS ${name} ${definition}`);
 }
 
 export async function runLong(q: QueryRunner, sql: string): Promise<void> {

@@ -86,7 +86,7 @@ const errorReply = (description: string) => ({ description: `${description}; \`{
 const WEBHOOK_PATH: OpenAPIObject['paths'][string] = {
   post: {
     tags: ['webhooks'],
-    summary: 'Receive a provider webhook (Stripe, GitHub, Standard Webhooks, Shopify)',
+    summary: 'Receive a provider webhook (Stripe, GitHub, Standard Webhooks, Shopify, Slack, configured senders)',
     description:
       'The raw body is verified with the endpoint secrets (signature, and timestamp where signed). 200 only once the event is durably committed as pending work; a duplicate gets the same 200.',
     parameters: [
@@ -97,7 +97,11 @@ const WEBHOOK_PATH: OpenAPIObject['paths'][string] = {
       content: { 'application/json': { schema: { type: 'object', description: 'the provider event, as the provider sent it' } } },
     },
     responses: {
-      '200': { description: '`{status: accepted | duplicate | ignored, eventId[, reason]}`' },
+      '200': {
+        description:
+          "`{status: accepted | duplicate | ignored, eventId[, reason]}`, a verified handshake's reply, or the answer a configured sender expects (text/plain, e.g. `[accepted]`)",
+      },
+      '204': { description: 'a configured sender that expects 204 (Discord)' },
       '400': errorReply('malformed after verification'),
       '401': errorReply('missing, invalid or stale signature'),
       '404': errorReply('unknown endpoint'),

@@ -108,4 +108,31 @@ describe('start-up', () => {
       'WEBHOOK_ENDPOINTS_FILE: endpoint "s": settings: provider "stripe" takes no settings',
     ]);
   });
+
+  it('refuses an endpoint without secrets unless its key comes from a sender certificate, and a sender scheme with one line per mistake', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'wi-start-')), 'endpoints.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        endpoints: [
+          { id: 's', provider: 'stripe', tenantId: 't', secrets: [] },
+          { id: 'sns', provider: 'sender', tenantId: 't', secrets: [], settings: { preset: 'aws-sns' } },
+          {
+            id: 'tw',
+            provider: 'sender',
+            tenantId: 't',
+            secrets: [{ label: 'a', value: 'twilio-auth-token-0123' }],
+            settings: { preset: 'twilio' },
+          },
+          { id: 'z', provider: 'sender', tenantId: 't', secrets: [], settings: { preset: 'zoom' } },
+        ],
+      }),
+    );
+    const failure = await startTestApp({ databaseUrl: db.url, env: { WEBHOOK_ENDPOINTS_FILE: file } }).catch((error: Error) => error);
+    expect((failure as Error).message.split('\n')).toEqual([
+      'WEBHOOK_ENDPOINTS_FILE: endpoint "s": secrets: at least one is needed',
+      'WEBHOOK_ENDPOINTS_FILE: endpoint "tw": settings.publicUrl: the sender signs the URL: give it as configured at the sender',
+      'WEBHOOK_ENDPOINTS_FILE: endpoint "z": secrets: no signing key is listed',
+    ]);
+  });
 });

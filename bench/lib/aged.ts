@@ -29,7 +29,7 @@ const MIN_FREE_AFTER_BYTES = 20 * 1024 ** 3;
 /** Bytes per event the build takes on disk, measured (3.0 KB kept) plus the WAL it leaves in place. */
 const BUILD_BYTES_PER_EVENT = 3_600;
 /** Schema of the build: a database of an older layout is rebuilt, not reused. */
-const LAYOUT = 1;
+const LAYOUT = 2;
 
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 
@@ -143,14 +143,15 @@ async function build(c: Client, p: AgedParams, payloadTemplate: string, log: (li
     'webhook_inbox',
     `INSERT INTO webhook_inbox (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload, payload_sha256,
                                 verified_with, status, status_reason, attempts, next_attempt_at, received_at, completed_at,
-                                deliveries, last_delivery_at)
+                                deliveries, last_delivery_at, identity_at)
      SELECT $1, e.event_id, 'acme', 'stripe', 'stripe-acme',
             CASE e.kind WHEN 'done' THEN 'payment_intent.succeeded' ELSE 'customer.updated' END,
             CASE WHEN e.kind = 'quarantined' OR e.at >= b.history_end - make_interval(days => $3)
                  THEN replace(replace($2, 'evt_SPLIT', e.event_id), 'ORDER_SPLIT', 'ord_' || left(md5(e.event_id), 16))::jsonb END,
             md5(e.event_id) || md5(e.at::text), 'bench', e.kind,
             CASE e.kind WHEN 'ignored' THEN 'no_handler' WHEN 'quarantined' THEN 'max_attempts' END,
-            CASE e.kind WHEN 'quarantined' THEN 5 ELSE 1 END, e.at, e.at, e.at + interval '15 ms', 1, e.at
+            CASE e.kind WHEN 'quarantined' THEN 5 ELSE 1 END, e.at, e.at, e.at + interval '15 ms', 1, e.at,
+            date_trunc('second', e.at) - interval '1 second'
        FROM bench_aged_building b,
             LATERAL (SELECT g, 'evt_' || left(md5(random()::text || g), 24) AS event_id,
                             b.history_end - make_interval(secs => ${seconds}) + make_interval(secs => g * b.step) AS at,

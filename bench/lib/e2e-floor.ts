@@ -31,7 +31,7 @@ const SCOPE = 'acme:stripe:platform:test';
 const COALESCE_MS = 10;
 const WORKER_LEASE = 'floor-worker';
 const FAR = new Date(Date.now() + 3_600_000);
-const ACCEPT = acceptMany(1);
+const ACCEPT = acceptMany(1, true);
 /**
  * FLOOR_MERGED=1: a design this floor can price before anyone builds it. Requests wait for the
  * gap's transaction, which inserts them (one statement) before its lock, and are answered after
@@ -92,7 +92,7 @@ function verified(header: string | undefined, body: Buffer): boolean {
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
-function insertValues(event: { id: string; type: string }, text: string, body: Buffer): unknown[] {
+function insertValues(event: { id: string; type: string; created: number }, text: string, body: Buffer): unknown[] {
   return [
     SCOPE,
     event.id,
@@ -111,6 +111,7 @@ function insertValues(event: { id: string; type: string }, text: string, body: B
     SOURCE_FACTS,
     WORKER_LEASE,
     FAR,
+    new Date(event.created * 1000),
   ];
 }
 
@@ -182,7 +183,7 @@ async function apply(events: Accepted[]): Promise<void> {
     const tenants = each(events, 'acme');
     const orders = events.map((e) => e.order);
     const inserts = MERGED
-      ? [{ name: `accept_${events.length}`, text: acceptMany(events.length), values: events.flatMap((e) => e.values!) }]
+      ? [{ name: `accept_${events.length}`, text: acceptMany(events.length, true), values: events.flatMap((e) => e.values!) }]
       : [];
     const [, ...first] = await pipelined(client, [
       { text: 'BEGIN' },

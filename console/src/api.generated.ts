@@ -79,7 +79,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Replay settled events (done, ignored, quarantined) matching a filter; dryRun only counts */
+        /** Replay settled events (done, ignored, quarantined) matching a filter; dryRun changes nothing: it counts, and previews the effects of the first 20 */
         post: operations["AdminInboxController_bulkReplay"];
         delete?: never;
         options?: never;
@@ -138,6 +138,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/inbox/{id}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** What replaying one event would do now: the worker's outcome, the order transition and the outbox operations, computed by its handler in a transaction that is always rolled back (no provider call, no lock kept) */
+        post: operations["AdminInboxController_preview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/inbox/{id}/quarantine": {
         parameters: {
             query?: never;
@@ -149,6 +166,40 @@ export interface paths {
         put?: never;
         /** Stop a pending or processing event */
         post: operations["AdminInboxController_quarantine"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/identity-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How the inbox keys event identities: by the stated time from `keyedFrom` on, or by id alone */
+        get: operations["AdminIdentityKeysController_mode"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/identity-keys/time": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The contract step of an upgrade: key identities by stated time from a few minutes ahead, and drop the id-only constraint. Only once no instance of an older version runs. */
+        post: operations["AdminIdentityKeysController_switchToTime"];
         delete?: never;
         options?: never;
         head?: never;
@@ -410,6 +461,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/rejections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The rejected-request log, newest first: time, endpoint, stable reason, client address and sizes of refused webhook requests (sampled: REJECTION_LOG_PER_MINUTE per endpoint; never a header value, a body or a secret) */
+        get: operations["AdminRejectionsController_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/{endpointId}": {
         parameters: {
             query?: never;
@@ -420,7 +488,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Receive a provider webhook (Stripe, GitHub, Standard Webhooks, Shopify)
+         * Receive a provider webhook (Stripe, GitHub, Standard Webhooks, Shopify, Slack, configured senders)
          * @description The raw body is verified with the endpoint secrets (signature, and timestamp where signed). 200 only once the event is durably committed as pending work; a duplicate gets the same 200.
          */
         post: {
@@ -439,8 +507,15 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description `{status: accepted | duplicate | ignored, eventId[, reason]}` */
+                /** @description `{status: accepted | duplicate | ignored, eventId[, reason]}`, a verified handshake's reply, or the answer a configured sender expects (text/plain, e.g. `[accepted]`) */
                 200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description a configured sender that expects 204 (Discord) */
+                204: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -547,6 +622,50 @@ export interface components {
             after: "pending" | "processing" | "done" | "ignored" | "quarantined";
             auditId: string;
         };
+        EffectPreview: {
+            id: string;
+            eventType: string;
+            /** @enum {string} */
+            status: "pending" | "processing" | "done" | "ignored" | "quarantined";
+            /**
+             * @description why a replay of it would be refused; null: it would run
+             * @enum {string|null}
+             */
+            replayRefusal: "not_replayable" | "payload_purged" | "source_not_accepted" | "event_type_not_accepted" | "source_facts_missing" | "endpoint_not_configured" | null;
+            /**
+             * @description the provider read the worker makes first: not needed; previewed with the reading stored at the last processing; or skipped (previewed from the body: the preview never calls a provider)
+             * @enum {string}
+             */
+            confirmRead: "not_needed" | "stored_reading" | "skipped";
+            /** @description what the worker would record */
+            outcome: {
+                /** @enum {string} */
+                status: "done" | "ignored" | "quarantined" | "retry";
+                reason: string | null;
+                handler: string | null;
+            };
+            transitions: {
+                tenantId: string;
+                orderId: string;
+                from: string;
+                to: string;
+            }[];
+            /** @description outbox entries it would write (an operation key already present is not written again) */
+            operations: {
+                operationKey: string;
+                destination: string;
+                operationType: string;
+                aggregate: string | null;
+            }[];
+            /** @description every row it would write, by table */
+            writes: {
+                [key: string]: {
+                    inserted: number;
+                    updated: number;
+                    deleted: number;
+                };
+            };
+        };
         BulkReplayResult: {
             count: number;
             dryRun: boolean;
@@ -564,6 +683,8 @@ export interface components {
                 source_facts_missing?: number;
                 endpoint_not_configured?: number;
             };
+            /** @description dry run: the effect preview of the first 20 events that would run */
+            previews?: components["schemas"]["EffectPreview"][];
         };
         OutboxEntry: {
             id: string;
@@ -695,6 +816,30 @@ export interface components {
         };
         AuditRecordPage: {
             items: components["schemas"]["AuditRecord"][];
+            /** @description pass as `cursor` for the next page; null on the last */
+            nextCursor: string | null;
+        };
+        Rejection: {
+            id: string;
+            /** Format: date-time */
+            at: string;
+            endpointId: string;
+            tenantId: string;
+            provider: string;
+            /** @description the stable `reason` the request was answered with */
+            reason: string;
+            httpStatus: number;
+            /** @description the client as the intake budget sees it (INGEST_TRUSTED_PROXIES; IPv6 by its /64) */
+            remoteAddress: string;
+            /** @description the Content-Length the client declared */
+            declaredBytes: number | null;
+            /** @description body bytes read before the refusal; null when refused before the end of the body */
+            receivedBytes: number | null;
+            /** @description this endpoint's rejections since the previous row that the log did not keep (sampling) */
+            unloggedBefore: number;
+        };
+        RejectionPage: {
+            items: components["schemas"]["Rejection"][];
             /** @description pass as `cursor` for the next page; null on the last */
             nextCursor: string | null;
         };
@@ -869,6 +1014,15 @@ export interface components {
                 remaining: number;
                 done: boolean;
             };
+        };
+        IdentityKeys: {
+            keyedFrom: string | null;
+            oldConstraint: boolean;
+        };
+        TimeKeysSwitch: {
+            keyedFrom: string;
+            switchedAt: string;
+            oldConstraintDropped: boolean;
         };
     };
     responses: never;
@@ -1234,6 +1388,13 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description `preview_busy` (dry run): a lock the preview needed is held; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
     AdminInboxController_get: {
@@ -1357,6 +1518,67 @@ export interface operations {
             };
         };
     };
+    AdminInboxController_preview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EffectPreview"];
+                };
+            };
+            /** @description `invalid_id` or `invalid_body` (the body carries nothing) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `missing_token` or `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `insufficient_role` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `inbox_event_not_found` (also for an event of a tenant outside the token) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `preview_busy`: a lock the preview needed is held (e.g. by a worker); retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     AdminInboxController_quarantine: {
         parameters: {
             query?: never;
@@ -1399,6 +1621,80 @@ export interface operations {
             };
             /** @description `not_quarantinable` */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    AdminIdentityKeysController_mode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentityKeys"];
+                };
+            };
+            /** @description `missing_token` or `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `insufficient_role` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    AdminIdentityKeysController_switchToTime: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TimeKeysSwitch"];
+                };
+            };
+            /** @description `missing_token` or `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `insufficient_role` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2035,6 +2331,54 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErasureResult"];
                 };
+            };
+            /** @description `missing_token` or `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `insufficient_role` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    AdminRejectionsController_list: {
+        parameters: {
+            query?: {
+                endpoint?: string;
+                reason?: string;
+                from?: string;
+                to?: string;
+                limit?: string;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RejectionPage"];
+                };
+            };
+            /** @description `invalid_filter`, `invalid_cursor` or `invalid_limit` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `missing_token` or `invalid_token` */
             401: {

@@ -32,6 +32,8 @@ export type Destination = Schemas['Destination'];
 export type ReconciliationRun = Schemas['ReconciliationRun'];
 export type EndpointReconciliation = Schemas['EndpointReconciliation'];
 export type ErasureResult = Schemas['ErasureResult'];
+export type EffectPreview = Schemas['EffectPreview'];
+export type Rejection = Schemas['Rejection'];
 
 /** Whose data the erasure form names: the request body's two alternatives. */
 export type ErasureTarget = { email: string } | { tenantId: string; orderId: string };
@@ -73,6 +75,7 @@ export class Api {
   event = (id: string) => this.get<InboxEvent>(`/admin/inbox/${encodeURIComponent(id)}`);
   timeline = (id: string) => this.get<Timeline>(`/admin/inbox/${encodeURIComponent(id)}/timeline`);
   replay = (id: string, reason: string) => this.post<InboxStatusChange>(`/admin/inbox/${encodeURIComponent(id)}/replay`, { reason });
+  preview = (id: string) => this.post<EffectPreview>(`/admin/inbox/${encodeURIComponent(id)}/preview`, {});
   quarantine = (id: string, reason: string) =>
     this.post<InboxStatusChange>(`/admin/inbox/${encodeURIComponent(id)}/quarantine`, { reason });
   bulkReplay = (filter: Record<string, string>, dryRun: boolean, reason: string) =>
@@ -91,6 +94,7 @@ export class Api {
   erase = (target: ErasureTarget, reason: string, dryRun: boolean) =>
     this.post<ErasureResult>('/admin/erasure', { ...target, reason, dryRun });
   audit = (query: Query) => this.get<Schemas['AuditRecordPage']>(`/admin/audit${queryString(query)}`);
+  rejections = (query: Query) => this.get<Schemas['RejectionPage']>(`/admin/rejections${queryString(query)}`);
 
   private get<T>(path: string): Promise<T> {
     return this.request<T>(path, { method: 'GET' });

@@ -6,6 +6,7 @@ import { Audit } from './pages/audit';
 import { DestinationPage, Destinations } from './pages/destinations';
 import { Erasure } from './pages/erasure';
 import { Reconciliation } from './pages/reconciliation';
+import { Rejections } from './pages/rejections';
 import { EventPage } from './pages/event';
 import { Inbox } from './pages/inbox';
 import { Orders } from './pages/orders';
@@ -112,6 +113,7 @@ const NAV: [string, Route, boolean][] = [
   ['Inbox', { page: 'inbox', query: {} }, true],
   ['Outbox', { page: 'outbox', query: {} }, true],
   ['Orders', { page: 'orders', query: {} }, true],
+  ['Rejections', { page: 'rejections', query: {} }, true],
   // Destinations, reconciliation and erasure span every tenant: the API answers 404 to a limited token.
   ['Destinations', { page: 'destinations' }, false],
   ['Reconciliation', { page: 'reconciliation' }, false],
@@ -163,6 +165,8 @@ function Page({ route, api, session, go }: { route: Route; api: Api; session: Se
       return <Orders api={api} query={route.query} go={go} />;
     case 'audit':
       return <Audit api={api} query={route.query} go={go} />;
+    case 'rejections':
+      return <Rejections key={JSON.stringify(route.query)} api={api} query={route.query} go={go} />;
     case 'destinations':
       return <Destinations api={api} />;
     case 'destination':

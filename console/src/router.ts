@@ -10,6 +10,7 @@ export type Route =
   | { page: 'outbox'; query: Record<string, string> }
   | { page: 'orders'; query: Record<string, string> }
   | { page: 'audit'; query: Record<string, string> }
+  | { page: 'rejections'; query: Record<string, string> }
   | { page: 'destinations' }
   | { page: 'destination'; name: string }
   | { page: 'reconciliation' }
@@ -17,7 +18,7 @@ export type Route =
   | { page: 'not_found'; path: string };
 
 /** The pages that show a cursor-paged list. */
-export type ListPage = 'inbox' | 'outbox' | 'audit';
+export type ListPage = 'inbox' | 'outbox' | 'audit' | 'rejections';
 
 export function parseRoute(hash: string): Route {
   const raw = hash.replace(/^#/, '') || '/';
@@ -26,7 +27,10 @@ export function parseRoute(hash: string): Route {
   const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
   if (parts.length === 0) return { page: 'overview' };
   const [first, second] = parts;
-  if (parts.length === 1 && (first === 'inbox' || first === 'outbox' || first === 'orders' || first === 'audit')) {
+  if (
+    parts.length === 1 &&
+    (first === 'inbox' || first === 'outbox' || first === 'orders' || first === 'audit' || first === 'rejections')
+  ) {
     return { page: first, query };
   }
   if (parts.length === 2 && first === 'inbox' && /^\d{1,19}$/.test(second)) return { page: 'event', id: second };

@@ -26,6 +26,17 @@ describe('admin API client', () => {
     expect(JSON.parse(seen[0].init!.body as string)).toEqual({ reason: 'customer asked' });
   });
 
+  it('asks for an effect preview with an empty body, and lists rejected requests with their filters', async () => {
+    const seen: { url?: string; init?: RequestInit }[] = [];
+    const api = new Api('t', fakeFetch(200, '{"items":[],"nextCursor":null}', seen));
+    await api.preview('12');
+    expect(seen[0].url).toBe('/admin/inbox/12/preview');
+    expect(seen[0].init!.method).toBe('POST');
+    expect(JSON.parse(seen[0].init!.body as string)).toEqual({});
+    await api.rejections({ endpoint: 'stripe-acme', reason: '', limit: 50 });
+    expect(seen[1].url).toBe('/admin/rejections?endpoint=stripe-acme&limit=50');
+  });
+
   it("an error carries the API's reason and message", async () => {
     const api = new Api('t', fakeFetch(409, '{"status":"error","reason":"not_replayable","message":"the event is pending"}'));
     const error = await api.replay('1', 'x').catch((e: unknown) => e);

@@ -15,6 +15,7 @@ describe('hash routes', () => {
     expect(parseRoute('#/outbox?status=dead')).toEqual({ page: 'outbox', query: { status: 'dead' } });
     expect(parseRoute('#/orders?tenant=acme&id=o-1')).toEqual({ page: 'orders', query: { tenant: 'acme', id: 'o-1' } });
     expect(parseRoute('#/audit')).toEqual({ page: 'audit', query: {} });
+    expect(parseRoute('#/rejections?endpoint=stripe-acme')).toEqual({ page: 'rejections', query: { endpoint: 'stripe-acme' } });
   });
 
   it('an id that is not a number, or an unknown page, is not found (never passed to the API as is)', () => {

@@ -3,12 +3,13 @@ import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { NotFoundError } from '../common/errors';
 import { InboxAdminService } from '../inbox/inbox-admin.service';
 import { TimelineService } from '../timeline/timeline.service';
+import { EffectPreviewService } from '../timeline/effect-preview.service';
 import { AdminPrincipal, hasRole, scopeOf } from './admin-auth';
 import { AdminAuthGuard } from './admin-auth.guard';
 import { decodeCursor, encodeCursor, parseId } from './admin-cursor';
-import { BODY_REASONS, bulkReplayBody, inboxListQuery, LIST_QUERY_REASONS, parseOr400, reasonBody } from './admin.schemas';
+import { BODY_REASONS, bulkReplayBody, emptyBody, inboxListQuery, LIST_QUERY_REASONS, parseOr400, reasonBody } from './admin.schemas';
 import { ApiAdmin, ApiZodBody, ApiZodQuery, ApiZodResponse } from './api-docs';
-import { bulkReplayResult, inboxEvent, inboxEventPage, inboxStatusChange, timeline } from './admin.responses';
+import { bulkReplayResult, effectPreview, inboxEvent, inboxEventPage, inboxStatusChange, timeline } from './admin.responses';
 import { CurrentAdmin, Roles, TenantScoped } from './roles.decorator';
 
 @ApiTags('admin: inbox')
@@ -20,6 +21,7 @@ export class AdminInboxController {
   constructor(
     private readonly inbox: InboxAdminService,
     private readonly timelines: TimelineService,
+    private readonly previews: EffectPreviewService,
   ) {}
 
   @Get()
@@ -36,12 +38,17 @@ export class AdminInboxController {
   @Post('replay')
   @HttpCode(200)
   @Roles('operator')
-  @ApiOperation({ summary: 'Replay settled events (done, ignored, quarantined) matching a filter; dryRun only counts' })
+  @ApiOperation({
+    summary:
+      'Replay settled events (done, ignored, quarantined) matching a filter; dryRun changes nothing: it counts, and previews the effects of the first 20',
+  })
   @ApiZodBody(bulkReplayBody)
+  @ApiResponse({ status: 503, description: '`preview_busy` (dry run): a lock the preview needed is held; retry shortly' })
   @ApiZodResponse(200, bulkReplayResult)
   async bulkReplay(@CurrentAdmin() who: AdminPrincipal, @Body() body: unknown) {
     const { filter, dryRun, reason } = parseOr400(bulkReplayBody, body, 'invalid_body', BODY_REASONS);
-    return this.inbox.bulkReplay(who, { ...filter, tenants: scopeOf(who) }, dryRun, reason);
+    const { previewIds, ...result } = await this.inbox.bulkReplay(who, { ...filter, tenants: scopeOf(who) }, dryRun, reason);
+    return dryRun ? { ...result, previews: await this.previews.previewMany(previewIds ?? [], scopeOf(who)) } : result;
   }
 
   @Get(':id')
@@ -76,6 +83,25 @@ export class AdminInboxController {
     const eventId = parseId(id);
     const { reason } = parseOr400(reasonBody, body, 'invalid_body', BODY_REASONS);
     return this.inbox.replay(who, eventId, reason, scopeOf(who));
+  }
+
+  @Post(':id/preview')
+  @HttpCode(200)
+  @Roles('operator')
+  @ApiOperation({
+    summary:
+      "What replaying one event would do now: the worker's outcome, the order transition and the outbox operations, " +
+      'computed by its handler in a transaction that is always rolled back (no provider call, no lock kept)',
+  })
+  @ApiZodBody(emptyBody)
+  @ApiResponse({ status: 400, description: '`invalid_id` or `invalid_body` (the body carries nothing)' })
+  @ApiResponse({ status: 404, description: '`inbox_event_not_found` (also for an event of a tenant outside the token)' })
+  @ApiResponse({ status: 503, description: '`preview_busy`: a lock the preview needed is held (e.g. by a worker); retry shortly' })
+  @ApiZodResponse(200, effectPreview)
+  preview(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string, @Body() body: unknown) {
+    const eventId = parseId(id);
+    parseOr400(emptyBody, body, 'invalid_body');
+    return this.previews.preview(eventId, scopeOf(who));
   }
 
   @Post(':id/quarantine')

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { ActivityModule } from '../activity/activity.module';
 import { AuditModule } from '../audit/audit.module';
 import { InboxModule } from '../inbox/inbox.module';
+import { IngestionModule } from '../ingestion/ingestion.module';
 import { OrdersModule } from '../orders/orders.module';
 import { OutboxModule } from '../outbox/outbox.module';
 import { ReconciliationModule } from '../reconciliation/reconciliation.module';
@@ -10,11 +11,13 @@ import { AdminAuditController } from './admin-audit.controller';
 import { AdminAuthGuard } from './admin-auth.guard';
 import { AdminDestinationsController } from './admin-destinations.controller';
 import { AdminInboxController } from './admin-inbox.controller';
+import { AdminIdentityKeysController } from './admin-identity-keys.controller';
 import { AdminOrdersController } from './admin-orders.controller';
 import { AdminOutboxController } from './admin-outbox.controller';
 import { AdminReconciliationController } from './admin-reconciliation.controller';
 import { AdminErasureController } from './admin-erasure.controller';
 import { AdminPayloadKeysController } from './admin-payload-keys.controller';
+import { AdminRejectionsController } from './admin-rejections.controller';
 import { AdminSeriesController } from './admin-series.controller';
 import { AdminSessionController } from './admin-session.controller';
 import { AdminStatsController } from './admin-stats.controller';
@@ -24,9 +27,10 @@ import { AdminStatsController } from './admin-stats.controller';
  * resource, each calling the one service that owns the use case (and its transaction).
  */
 @Module({
-  imports: [ActivityModule, AuditModule, InboxModule, OutboxModule, OrdersModule, ReconciliationModule, TimelineModule],
+  imports: [ActivityModule, AuditModule, InboxModule, IngestionModule, OutboxModule, OrdersModule, ReconciliationModule, TimelineModule],
   controllers: [
     AdminInboxController,
+    AdminIdentityKeysController,
     AdminOutboxController,
     AdminDestinationsController,
     AdminOrdersController,
@@ -37,6 +41,7 @@ import { AdminStatsController } from './admin-stats.controller';
     AdminPayloadKeysController,
     AdminSessionController,
     AdminErasureController,
+    AdminRejectionsController,
   ],
   providers: [AdminAuthGuard],
 })

@@ -74,6 +74,43 @@ export const inboxEventPage = page('InboxEventPage', inboxEvent);
 
 export const inboxStatusChange = statusChange('InboxStatusChange', z.enum(INBOX_STATUSES));
 
+const tableWrites = obj({ inserted: z.number(), updated: z.number(), deleted: z.number() });
+
+export const effectPreview = named(
+  'EffectPreview',
+  obj({
+    id: z.string(),
+    eventType: z.string(),
+    status: z.enum(INBOX_STATUSES),
+    replayRefusal: z
+      .enum([
+        'not_replayable',
+        'payload_purged',
+        'source_not_accepted',
+        'event_type_not_accepted',
+        'source_facts_missing',
+        'endpoint_not_configured',
+      ])
+      .nullable()
+      .describe('why a replay of it would be refused; null: it would run'),
+    confirmRead: z
+      .enum(['not_needed', 'stored_reading', 'skipped'])
+      .describe(
+        'the provider read the worker makes first: not needed; previewed with the reading stored at the last processing; or skipped (previewed from the body: the preview never calls a provider)',
+      ),
+    outcome: obj({
+      status: z.enum(['done', 'ignored', 'quarantined', 'retry']),
+      reason: z.string().nullable(),
+      handler: z.string().nullable(),
+    }).describe('what the worker would record'),
+    transitions: z.array(obj({ tenantId: z.string(), orderId: z.string(), from: z.string(), to: z.string() })),
+    operations: z
+      .array(obj({ operationKey: z.string(), destination: z.string(), operationType: z.string(), aggregate: z.string().nullable() }))
+      .describe('outbox entries it would write (an operation key already present is not written again)'),
+    writes: z.record(z.string(), tableWrites).describe('every row it would write, by table'),
+  }),
+);
+
 export const bulkReplayResult = named(
   'BulkReplayResult',
   obj({
@@ -87,6 +124,7 @@ export const bulkReplayResult = named(
       source_facts_missing: z.number().optional(),
       endpoint_not_configured: z.number().optional(),
     }).describe('rows left alone because their endpoint refuses them, by refusal'),
+    previews: z.array(effectPreview).optional().describe('dry run: the effect preview of the first 20 events that would run'),
   }),
 );
 
@@ -194,6 +232,27 @@ export const auditRecord = named(
 );
 
 export const auditRecordPage = page('AuditRecordPage', auditRecord);
+
+// ---- Rejected-request log ----
+
+export const rejection = named(
+  'Rejection',
+  obj({
+    id: z.string(),
+    at: instant,
+    endpointId: z.string(),
+    tenantId: z.string(),
+    provider: z.string(),
+    reason: z.string().describe('the stable `reason` the request was answered with'),
+    httpStatus: z.number(),
+    remoteAddress: z.string().describe('the client as the intake budget sees it (INGEST_TRUSTED_PROXIES; IPv6 by its /64)'),
+    declaredBytes: z.number().nullable().describe('the Content-Length the client declared'),
+    receivedBytes: z.number().nullable().describe('body bytes read before the refusal; null when refused before the end of the body'),
+    unloggedBefore: z.number().describe("this endpoint's rejections since the previous row that the log did not keep (sampling)"),
+  }),
+);
+
+export const rejectionPage = page('RejectionPage', rejection);
 
 export const erasureResult = named(
   'ErasureResult',
@@ -338,4 +397,18 @@ export const payloadKeyReport = named(
     keys: z.array(obj({ keyId: z.string().nullable(), rows: z.number(), current: z.boolean(), inRing: z.boolean() })),
     reencryption: obj({ remaining: z.number(), done: z.boolean() }),
   }),
+);
+
+export const identityKeys = named(
+  'IdentityKeys',
+  obj({
+    /** Events the sender states from this time on are keyed by it (null: by id alone, until the switch). */
+    keyedFrom: z.string().nullable(),
+    oldConstraint: z.boolean(),
+  }),
+);
+
+export const timeKeysSwitch = named(
+  'TimeKeysSwitch',
+  obj({ keyedFrom: z.string(), switchedAt: z.string(), oldConstraintDropped: z.boolean() }),
 );

@@ -40,6 +40,9 @@ export const bulkReplayBody = z
 
 export const reasonBody = z.object({ reason }).strict();
 
+/** A body that carries nothing (POST /admin/inbox/:id/preview): none, or `{}`. */
+export const emptyBody = z.object({}).strict();
+
 /** POST /admin/reconciliation/run: every reconcilable endpoint without `endpoint`; the cursor's window without from/to. */
 export const reconciliationRunBody = z
   .object({
@@ -110,6 +113,18 @@ export const auditListQuery = z
     action: label.optional(),
     actor: label.optional(),
     target: label.optional(),
+    from: instant.optional(),
+    to: instant.optional(),
+    limit,
+    cursor,
+  })
+  .strict();
+
+/** Query of GET /admin/rejections (the rejected-request log). */
+export const rejectionListQuery = z
+  .object({
+    endpoint: label.optional(),
+    reason: label.optional(),
     from: instant.optional(),
     to: instant.optional(),
     limit,

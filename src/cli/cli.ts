@@ -8,8 +8,11 @@ const USAGE = `Usage: npm run cli -- <command> [options]
   send <endpointId> [eventType]   sign a test event with the endpoint's secret and POST it, like the provider would
       --order <id> --amount <minor units> --currency <eur> --payment <pi_...> --event-id <id>
   replay <inboxId> --reason <why>                    re-queue one inbox event (operator token)
+  replay <inboxId> --dry-run                         what a replay would do (the effect preview), changing nothing
   replay --filter status=quarantined,provider=stripe [--dry-run] --reason <why>
   stats                                              backlog, oldest pending age, failures, latency
+  time-keys --reason <why>                           after an upgrade, once no older instance runs: key identities by
+                                                     the sender's stated time (docs/operations.md, "Identity keys")
   reconciliation                                     per endpoint: cursor, last success, recent runs
   reconcile [--endpoint <id>] [--from <ISO>] [--to <ISO>] [--dry-run] --reason <why>
                                                      request a reconciliation run (a maintenance instance runs it)
@@ -54,6 +57,8 @@ async function main(argv: string[]): Promise<number> {
       return admin(base, token, 'POST', ...replayRequest(args, flags));
     case 'stats':
       return admin(base, token, 'GET', '/admin/stats');
+    case 'time-keys':
+      return admin(base, token, 'POST', '/admin/identity-keys/time', { reason: flags.reason });
     case 'reconciliation':
       return admin(base, token, 'GET', '/admin/reconciliation');
     case 'reconcile':
@@ -139,13 +144,11 @@ function erasureBody(flags: Flags): object {
 }
 
 function replayRequest([id]: string[], flags: Flags): [string, object] {
+  // One event's dry run is its effect preview: it changes nothing, so it needs no reason.
+  if (id && flags['dry-run']) return [`/admin/inbox/${encodeURIComponent(id)}/preview`, {}];
   const reason = flags.reason;
   if (typeof reason !== 'string' || !reason.trim()) throw new Error('replay needs --reason');
-  if (id) {
-    // The API has no dry run for one event: refuse rather than replay for real.
-    if (flags['dry-run']) throw new Error('--dry-run works with --filter; to preview one event, GET /admin/inbox/<id>');
-    return [`/admin/inbox/${encodeURIComponent(id)}/replay`, { reason }];
-  }
+  if (id) return [`/admin/inbox/${encodeURIComponent(id)}/replay`, { reason }];
   if (typeof flags.filter !== 'string') throw new Error('replay needs an inbox id or --filter');
   const filter = Object.fromEntries(
     flags.filter.split(',').map((pair) => {

@@ -34,6 +34,12 @@ export function isDeadlock(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === '40P01';
 }
 
+/** 55P03 (lock_timeout) or 57014 (statement_timeout): a bounded wait ran out; nothing of the statement happened. */
+export function isTimeoutOfWait(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '55P03' || code === '57014';
+}
+
 /** 40001: a concurrent transaction changed what this one read; retrying is safe. */
 export function isSerializationFailure(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === '40001';

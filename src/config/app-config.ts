@@ -160,9 +160,17 @@ export interface AppConfig {
     orderDays: number;
     auditDays: number;
     reconciliationRunDays: number;
+    /** Rows of the rejected-request log (RETENTION_REJECTION_DAYS). */
+    rejectionDays: number;
     batchSize: number;
     maxBatches: number;
   };
+  /**
+   * The rejected-request log (REJECTION_LOG_*): per endpoint, at most `perMinute` rejections kept per
+   * minute and instance (a token bucket; 0: no log), and at most `maxRowsPerEndpoint` rows kept (the
+   * oldest dropped by the retention job).
+   */
+  rejectionLog: { perMinute: number; maxRowsPerEndpoint: number };
   /** Provider API calls: reads per second per key (shared by all instances), per-call deadline, plain http allowed. */
   providerApi: { readsPerSecond: number; timeoutMs: number; allowHttp: boolean };
   /** PAYLOAD_KEYS / PAYLOAD_KEYS_FILE, the first one current; undefined: payloads stored in clear. */

@@ -44,7 +44,8 @@ export const endpointSchema = z
     id: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, ".", "_" or "-" (1-100)'),
     provider: z.string().min(1),
     tenantId: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, ".", "_" or "-" (1-100)'),
-    secrets: z.array(secretSchema).min(1),
+    /** At least one, except for a provider whose key comes from elsewhere (a sender's certificate URL): checked by the registry. */
+    secrets: z.array(secretSchema),
     toleranceSeconds: z
       .number()
       .int()

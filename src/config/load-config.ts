@@ -433,8 +433,13 @@ export function loadConfig(env: Env): AppConfig {
       orderDays: daysOrForever('RETENTION_ORDER_DAYS', env, Math.max(400, identityDays), identityDays),
       auditDays: daysOrForever('RETENTION_AUDIT_DAYS', env, 400, MIN_IDENTITY_RETENTION_DAYS),
       reconciliationRunDays: daysOrForever('RETENTION_RECONCILIATION_RUN_DAYS', env, 30, 1),
+      rejectionDays: int('RETENTION_REJECTION_DAYS', env, 7, 1, 3650),
       batchSize: int('RETENTION_BATCH_SIZE', env, 1000, 10, 50_000),
       maxBatches: int('RETENTION_MAX_BATCHES', env, 100, 1, 1_000_000),
+    },
+    rejectionLog: {
+      perMinute: int('REJECTION_LOG_PER_MINUTE', env, 60, 0, 60_000),
+      maxRowsPerEndpoint: int('REJECTION_LOG_MAX_ROWS', env, 10_000, 100, 1_000_000),
     },
     providerApi: {
       readsPerSecond: int('PROVIDER_API_READS_PER_SECOND', env, 25, 1, 10000),

@@ -226,6 +226,42 @@ export async function runInTransaction<T>(
   }
 }
 
+/**
+ * Runs `work` in a transaction that is always rolled back, whatever it did: a dry run of
+ * real code against the real data (the effect preview). beforeCommit and afterCommit
+ * callbacks never run. `lockTimeoutMs` and `statementTimeoutMs` bound each wait and each
+ * statement (SET LOCAL: they end with the transaction), so no lock is waited on or held
+ * longer than a few statements of these. Every sent statement is settled before the rollback.
+ */
+export async function runRolledBack<T>(
+  dataSource: DataSource,
+  limits: { lockTimeoutMs: number; statementTimeoutMs: number },
+  work: (uow: UnitOfWork) => Promise<T>,
+): Promise<T> {
+  const runner = dataSource.createQueryRunner();
+  const client = (await runner.connect()) as PoolClient;
+  const uow = new UnitOfWork(runner, client);
+  try {
+    uow.begin();
+    markActive(runner, true);
+    try {
+      await uow.query(`SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true)`, [
+        `${limits.lockTimeoutMs}ms`,
+        `${limits.statementTimeoutMs}ms`,
+      ]);
+      const result = await work(uow);
+      await uow.settle();
+      return result;
+    } finally {
+      await uow.settle().catch(() => undefined);
+      await uow.rollback();
+      markActive(runner, false);
+    }
+  } finally {
+    await runner.release();
+  }
+}
+
 /** TypeORM's view of the runner: in a transaction of depth 1, so a nested manager.transaction() takes a savepoint. */
 function markActive(runner: QueryRunner, active: boolean): void {
   const state = runner as unknown as { isTransactionActive: boolean; transactionDepth: number };

@@ -16,6 +16,12 @@ export const ADMIN_LOCK = `
   SELECT status, status_reason, endpoint_id, event_type, source_facts, NOT ${PAYLOAD_STORED} AS payload_purged
     FROM webhook_inbox WHERE ${ROW_IN_SCOPE} FOR UPDATE`;
 
+/** The effect preview's read of one row (no lock: the preview changes nothing of it), with its stored confirm reading. */
+export const ADMIN_PREVIEW_ROW = `
+  SELECT id, source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload, payload_sealed, payload_key_id,
+         received_at, source_facts, status, status_reason, confirmation, NOT ${PAYLOAD_STORED} AS payload_purged
+    FROM webhook_inbox WHERE ${ROW_IN_SCOPE}`;
+
 /** Re-queue with the same identity: a fresh attempt budget, due at $2. */
 export const ADMIN_REPLAY = `
   UPDATE webhook_inbox

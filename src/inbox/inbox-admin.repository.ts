@@ -6,6 +6,7 @@ import {
   ADMIN_BACKLOG,
   ADMIN_LOCK,
   ADMIN_PAYLOAD_COLUMNS,
+  ADMIN_PREVIEW_ROW,
   ADMIN_QUARANTINE,
   ADMIN_REPLAY,
   ADMIN_STATS_ATTEMPTS,
@@ -39,7 +40,9 @@ import {
   InboxFilter,
   InboxStats,
   InboxStatus,
+  InboxEvent,
   InboxStatusChange,
+  ProviderReading,
   SourceFacts,
 } from './inbox.types';
 import { UnitOfWork } from '../database/unit-of-work';
@@ -103,6 +106,34 @@ export class InboxAdminRepository {
   async lock(tx: UnitOfWork, id: string, tenants: TenantScope): Promise<(ReplayCandidate & { payloadPurged: boolean }) | undefined> {
     const rows: (CandidateRow & { payload_purged: boolean })[] = await tx.query(ADMIN_LOCK, [id, tenants ?? null]);
     return rows[0] && { ...toCandidate(rows[0]), payloadPurged: rows[0].payload_purged };
+  }
+
+  /**
+   * Row `id` of `tenants` as a claim after a replay would hand it to the worker (attempts 0, payload
+   * opened), with what the replay decision needs and its last stored confirm reading; read in `tx`.
+   */
+  async previewSubject(tx: UnitOfWork, id: string, tenants: TenantScope): Promise<PreviewSubject | undefined> {
+    const rows: (CandidateRow & PreviewRow)[] = await tx.query(ADMIN_PREVIEW_ROW, [id, tenants ?? null]);
+    const r = rows[0];
+    if (!r) return undefined;
+    const opened = this.payloads.open({ ...r, payload_sealed: r.payload_sealed ?? null });
+    const event: InboxEvent = {
+      id: String(r.id),
+      sourceScope: r.source_scope,
+      eventId: r.event_id,
+      tenantId: r.tenant_id,
+      provider: r.provider,
+      endpointId: r.endpoint_id,
+      eventType: r.event_type,
+      payload: opened.ok ? opened.payload : undefined,
+      unreadable: opened.ok ? undefined : { reason: opened.reason, message: opened.message },
+      attempts: 0,
+      receivedAt: r.received_at,
+      sourceFacts: r.source_facts,
+      lease: 'effect-preview',
+      traceContext: null,
+    };
+    return { event, candidate: toCandidate(r), payloadPurged: r.payload_purged, storedReading: r.confirmation ?? undefined };
   }
 
   async replay(tx: UnitOfWork, id: string, now: Date): Promise<void> {
@@ -300,6 +331,24 @@ interface ErasureRow {
 
 function isSettled(row: { status: InboxStatus }): boolean {
   return row.status === 'done' || row.status === 'ignored';
+}
+
+/** What the effect preview starts from (InboxAdminRepository.previewSubject). */
+export interface PreviewSubject {
+  event: InboxEvent;
+  candidate: ReplayCandidate;
+  payloadPurged: boolean;
+  /** The confirm reading the worker stored at the row's last processing, if any. */
+  storedReading?: ProviderReading;
+}
+
+interface PreviewRow extends IdentityRow {
+  payload: unknown;
+  payload_sealed: Buffer | null;
+  payload_key_id: string | null;
+  received_at: Date;
+  confirmation: ProviderReading | null;
+  payload_purged: boolean;
 }
 
 interface CandidateRow {

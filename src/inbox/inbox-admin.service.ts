@@ -10,17 +10,21 @@ import { runInTransaction, UnitOfWork } from '../database/unit-of-work';
 import { PgNotifications } from '../database/pg-notifications';
 import { ReplayRefusal, replayRefusal } from './acceptance';
 import { InboxAdminRepository } from './inbox-admin.repository';
+import { InboxEventProcessor } from './inbox-event.processor';
+import { EventReads } from '../provider-api/event-reads';
 import {
   INBOX_CHANNEL,
   InboxActivity,
   InboxAttempt,
   InboxBacklog,
+  InboxEvent,
   InboxEventView,
   InboxFilter,
   InboxStats,
   InboxStatus,
   InboxStatusChange,
   PayloadErasure,
+  PreviewOutcome,
   PayloadEraser,
   UnreadablePayload,
 } from './inbox.types';
@@ -28,6 +32,9 @@ import { ScopeBacklog, ScopeMinute } from '../common/activity';
 
 /** Rows per bulk-replay transaction: bounded lock time and WAL per commit. */
 export const BULK_REPLAY_BATCH = 500;
+
+/** A bulk replay's dry run previews the effects of at most this many of its events (the first ones, by id). */
+export const BULK_PREVIEW_MAX = 20;
 
 /** Settled statuses an operator may send back to the worker. */
 const REPLAYABLE: InboxStatus[] = ['quarantined', 'done', 'ignored'];
@@ -52,6 +59,18 @@ export interface BulkReplayResult {
   byStatus: Record<string, Record<string, number>>;
   /** Rows left alone because their endpoint refuses them, by refusal. */
   refused: Partial<Record<ReplayRefusal, number>>;
+  /** A dry run: the first BULK_PREVIEW_MAX ids that would run, for their effect preview. */
+  previewIds?: string[];
+}
+
+/** The inbox's part of an effect preview: the event as a replay would hand it to the worker, and whether a replay may. */
+export interface PreviewStart {
+  event: InboxEvent;
+  status: InboxStatus;
+  /** Why a replay of it would be refused (`not_replayable`, `payload_purged`, an endpoint's refusal); null: it would run. */
+  replayRefusal: ReplayRefusal | 'not_replayable' | 'payload_purged' | null;
+  /** `not_needed`: no confirm read before its transition; `stored_reading`: previewed with the reading the worker stored last; `skipped`: previewed from the body (the preview never calls the provider). */
+  confirmRead: 'not_needed' | 'stored_reading' | 'skipped';
 }
 
 /**
@@ -70,7 +89,35 @@ export class InboxAdminService {
     private readonly notifications: PgNotifications,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly processor: InboxEventProcessor,
+    private readonly reads: EventReads,
   ) {}
+
+  /**
+   * The effect preview's start, read in the caller's rolled-back transaction `tx`: row `id`
+   * of `tenants` as a replay would leave it for the worker. The confirm read is never made:
+   * the last reading stored on the row stands in for it, or the body alone when there is none.
+   */
+  async previewStart(tx: UnitOfWork, id: string, tenants: TenantScope): Promise<PreviewStart | undefined> {
+    const subject = await this.repository.previewSubject(tx, id, tenants);
+    if (!subject) return undefined;
+    const { candidate } = subject;
+    let event = subject.event;
+    const refusal = !REPLAYABLE.includes(candidate.status)
+      ? 'not_replayable'
+      : (replayRefusal(this.config.endpoints, candidate) ?? (subject.payloadPurged ? 'payload_purged' : null));
+    let confirmRead: PreviewStart['confirmRead'] = 'not_needed';
+    if (event.payload != null && this.reads.needsRead(event)) {
+      confirmRead = subject.storedReading ? 'stored_reading' : 'skipped';
+      if (subject.storedReading) event = { ...event, confirmation: subject.storedReading };
+    }
+    return { event, status: candidate.status, replayRefusal: refusal, confirmRead };
+  }
+
+  /** The worker's work on `event` in `tx` (InboxEventProcessor.preview): the caller reads what it wrote, then rolls back. */
+  applyForPreview(tx: UnitOfWork, event: InboxEvent): Promise<PreviewOutcome> {
+    return this.processor.preview(event, tx);
+  }
 
   list(filter: InboxFilter, page: PageRequest): Promise<Page<InboxEventView>> {
     return this.repository.list(filter, page);
@@ -184,7 +231,10 @@ export class InboxAdminService {
           refusedIds.push(row.id);
         } else {
           ids.push(row.id);
-          if (dryRun) tally(result.byStatus, row.status, row.statusReason);
+          if (dryRun) {
+            tally(result.byStatus, row.status, row.statusReason);
+            if ((result.previewIds ??= []).length < BULK_PREVIEW_MAX) result.previewIds.push(row.id);
+          }
         }
       }
       if (dryRun) {

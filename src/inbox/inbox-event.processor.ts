@@ -3,10 +3,10 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
-import { TransientError } from '../common/errors';
+import { PermanentError, TransientError } from '../common/errors';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { runInTransaction, UnitOfWork } from '../database/unit-of-work';
-import { isDeadlock, isSerializationFailure } from '../common/database-errors';
+import { isDeadlock, isSerializationFailure, isTimeoutOfWait } from '../common/database-errors';
 import { processingRefusal } from './acceptance';
 import { HandlerRegistry } from './handler.registry';
 import { BatchTrace, InboxTraces } from './inbox.traces';
@@ -14,6 +14,7 @@ import { InboxRepository, LeaseLostError } from './inbox.repository';
 import { HandlerOutcome, InboxEvent, RegisteredHandler, WebhookBatchHandler } from './inbox.types';
 import { WorkerFaults } from './worker-faults';
 import { AttemptFailures, AttemptOutcome, logFields, shortError } from './attempt-failures';
+import { PreviewOutcome } from './inbox.types';
 import { ConfirmStep } from './confirm-step';
 
 interface Settled {
@@ -244,6 +245,30 @@ export class InboxEventProcessor {
       await tx.settle().catch(() => undefined);
       await tx.query('ROLLBACK TO SAVEPOINT inbox_batch');
       return false;
+    }
+  }
+
+  /**
+   * The effect preview's step (EffectPreviewService): `event`'s work in `tx` as the worker's
+   * would run it, inside a savepoint, without the fenced completion. Its writes stay in `tx` for
+   * the caller to read before rolling the whole transaction back. A failure is the outcome the
+   * worker would record (`retry`, or `quarantined` for a PermanentError or the last attempt),
+   * its writes undone; a lock or statement timeout is thrown (the preview could not see).
+   */
+  async preview(event: InboxEvent, tx: UnitOfWork): Promise<PreviewOutcome> {
+    await tx.query('SAVEPOINT effect_preview');
+    try {
+      const settled = await this.apply(event, tx);
+      await tx.settle();
+      return { status: settled.status, reason: settled.reason, handler: this.handlers.find(event.provider, event.eventType)?.id ?? null };
+    } catch (error) {
+      await tx.settle().catch(() => undefined);
+      await tx.query('ROLLBACK TO SAVEPOINT effect_preview');
+      if (isTimeoutOfWait(error)) throw error;
+      const handler = this.handlers.find(event.provider, event.eventType)?.id ?? null;
+      if (error instanceof PermanentError) return { status: 'quarantined', reason: error.reason, handler };
+      const last = event.attempts + 1 >= this.config.worker.maxAttempts;
+      return { status: last ? 'quarantined' : 'retry', reason: shortError(error), handler };
     }
   }
 

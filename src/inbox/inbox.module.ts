@@ -5,6 +5,7 @@ import { HandlerRegistry } from './handler.registry';
 import { InboxAdminRepository } from './inbox-admin.repository';
 import { InboxAdminService } from './inbox-admin.service';
 import { InboxRepository } from './inbox.repository';
+import { IdentityKeys } from './identity-keys';
 import { InboxPayloads } from './inbox-payloads';
 import { PayloadKeyCheck } from './payload-key.check';
 import { InboxService } from './inbox.service';
@@ -25,6 +26,7 @@ import { ProviderApiModule } from '../provider-api/provider-api.module';
   imports: [DiscoveryModule, AuditModule, ProviderApiModule],
   providers: [
     InboxRepository,
+    IdentityKeys,
     InboxPayloads,
     PayloadKeyCheck,
     InboxService,
@@ -44,6 +46,6 @@ import { ProviderApiModule } from '../provider-api/provider-api.module';
     WorkerMetrics,
     AcceptToDoneMetrics,
   ],
-  exports: [InboxService, InboxRetentionService, PayloadKeysService, InboxAdminService],
+  exports: [InboxService, IdentityKeys, InboxRetentionService, PayloadKeysService, InboxAdminService],
 })
 export class InboxModule {}

@@ -5,7 +5,7 @@ import { opaque } from '../database/prepared-statement';
  * Each claim query is matched by a partial index of the initial migration.
  */
 
-export const ACCEPT_PARAMS_PER_ROW = 17;
+export const ACCEPT_PARAMS_PER_ROW = 18;
 
 /**
  * A payload is stored clear (`payload` jsonb) or sealed (`payload_sealed` under
@@ -25,21 +25,23 @@ export const PAYLOAD_STORED = '(payload IS NOT NULL OR payload_sealed IS NOT NUL
  * twice in a statement. A new row may be inserted already claimed (`processing`
  * under lease $16 until $17) by the worker of the instance that accepts it, which
  * then processes it without a claim of its own; a duplicate's row keeps its lease
- * and status.
+ * and status. The conflict target is the old id-only constraint while it exists, then the
+ * time-led identity (IdentityKeys): a conflict on either means the same event.
  */
-export function acceptMany(rows: number): string {
+export function acceptMany(rows: number, timeKeyed: boolean): string {
   const values = Array.from({ length: rows }, (_, row) => {
     const p = (column: number) => `$${row * ACCEPT_PARAMS_PER_ROW + column}`;
     return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}::jsonb, ${p(8)}, ${p(9)}, ${p(10)}::text, ${p(11)},
-      CASE WHEN ${p(10)}::text = 'ignored' THEN now() END, ${p(12)}::bytea, ${p(13)}, ${p(14)}, ${p(15)}::jsonb, ${p(16)}, ${p(17)}::timestamptz)`;
+      CASE WHEN ${p(10)}::text = 'ignored' THEN now() END, ${p(12)}::bytea, ${p(13)}, ${p(14)}, ${p(15)}::jsonb, ${p(16)}, ${p(17)}::timestamptz,
+      ${p(18)}::timestamptz)`;
   });
   return `
   INSERT INTO webhook_inbox AS i
     (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload,
      payload_sha256, verified_with, status, status_reason, completed_at, payload_sealed, payload_key_id, trace_context, source_facts,
-     locked_by, locked_until)
+     locked_by, locked_until, identity_at)
   VALUES ${values.join(',\n    ')}
-  ON CONFLICT (source_scope, event_id) DO UPDATE
+  ON CONFLICT (${timeKeyed ? 'identity_at, source_scope, event_id' : 'source_scope, event_id'}) DO UPDATE
     SET deliveries = i.deliveries + 1,
         last_delivery_at = now(),
         digest_conflicts = i.digest_conflicts + (i.payload_sha256 <> EXCLUDED.payload_sha256
@@ -223,11 +225,20 @@ export const DEFER = `
 /** Which of the ids $1 claim $2 still holds (after a batch's completion found a lease lost). */
 export const STILL_HELD = `SELECT id FROM webhook_inbox WHERE id = ANY($1::bigint[]) AND locked_by = $2`;
 
-/** Which of the identities ($1 scopes, $2 ids, pairwise) are in the inbox (the unique index answers each). */
+/**
+ * Which of the identities ($1 scopes, $2 ids, $3 identity_at keys, pairwise) are in the inbox:
+ * one probe of a unique index each, the keys with a time and the NULL ones apart (`IS NOT
+ * DISTINCT FROM` would not use the index).
+ */
 export const EXISTING_IDENTITIES = `
   SELECT i.source_scope, i.event_id
-    FROM unnest($1::text[], $2::text[]) AS v(source_scope, event_id)
-    JOIN webhook_inbox i ON i.source_scope = v.source_scope AND i.event_id = v.event_id`;
+    FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS v(source_scope, event_id, identity_at)
+    JOIN webhook_inbox i ON i.identity_at = v.identity_at AND i.source_scope = v.source_scope AND i.event_id = v.event_id
+  UNION ALL
+  SELECT i.source_scope, i.event_id
+    FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS v(source_scope, event_id, identity_at)
+    JOIN webhook_inbox i ON i.identity_at IS NULL AND v.identity_at IS NULL
+                        AND i.source_scope = v.source_scope AND i.event_id = v.event_id`;
 
 // ---- Retention (maintenance role). Each is one bounded autocommit batch. ----
 

@@ -18,9 +18,10 @@ import {
   RECORD_READINGS,
   STILL_HELD,
 } from './inbox.queries';
-import { AcceptRequest, AcceptResult, InboxEvent, InboxStatus, ProviderReading, SourceFacts } from './inbox.types';
+import { AcceptRequest, AcceptResult, EventIdentity, InboxEvent, InboxStatus, ProviderReading, SourceFacts } from './inbox.types';
 import { PAYLOAD_KEYS_IN_USE, PAYLOAD_ROWS_BY_KEY, payloadRowsOf, REENCRYPT_STORE, reencryptPick } from './inbox.queries';
 import { InboxPayloads } from './inbox-payloads';
+import { IdentityKeyMode, IdentityKeys, isConflictTargetGone } from './identity-keys';
 
 interface AcceptRow {
   id: string;
@@ -79,6 +80,7 @@ export class InboxRepository {
   constructor(
     private readonly dataSource: DataSource,
     private readonly payloads: InboxPayloads,
+    private readonly identityKeys: IdentityKeys,
   ) {}
 
   /**
@@ -87,6 +89,17 @@ export class InboxRepository {
    * Results come back in the order of `requests`; identities must be distinct.
    */
   async acceptMany(requests: AcceptRequest[], claim?: InsertClaim): Promise<AcceptResult[]> {
+    try {
+      return await this.acceptUnder(await this.identityKeys.current(), requests, claim);
+    } catch (error) {
+      // The old id-only constraint was dropped since this instance last looked: nothing was written.
+      if (!isConflictTargetGone(error)) throw error;
+      this.identityKeys.forget();
+      return this.acceptUnder(await this.identityKeys.current(), requests, claim);
+    }
+  }
+
+  private async acceptUnder(mode: IdentityKeyMode, requests: AcceptRequest[], claim?: InsertClaim): Promise<AcceptResult[]> {
     const sorted = [...requests].sort((a, b) => compare(identity(a), identity(b)));
     const values = sorted.flatMap((r) => {
       const stored = this.payloads.store(r.sourceScope, r.eventId, r.payloadJson);
@@ -109,10 +122,17 @@ export class InboxRepository {
         JSON.stringify(r.sourceFacts),
         claimed ? claim.lease : null,
         claimed ? claim.until : null,
+        IdentityKeys.keyOf(mode, r.occurredAt),
       ];
     });
-    // One prepared statement per batch size.
-    const rows = await queryPrepared<AcceptRow>(this.dataSource, `inbox_accept_${sorted.length}`, acceptMany(sorted.length), values);
+    // One prepared statement per batch size and conflict target.
+    const timeKeyed = !mode.oldConstraint;
+    const rows = await queryPrepared<AcceptRow>(
+      this.dataSource,
+      `inbox_accept_${timeKeyed ? 'time_' : ''}${sorted.length}`,
+      acceptMany(sorted.length, timeKeyed),
+      values,
+    );
     const byIdentity = new Map(rows.map((row) => [identity({ sourceScope: row.source_scope, eventId: row.event_id }), row]));
     return requests.map((r) => {
       const row = byIdentity.get(identity(r))!;
@@ -215,10 +235,12 @@ export class InboxRepository {
   }
 
   /** The identities among `ids` the inbox already holds, as identity() keys. */
-  async existing(ids: { sourceScope: string; eventId: string }[]): Promise<Set<string>> {
+  async existing(ids: EventIdentity[]): Promise<Set<string>> {
+    const mode = await this.identityKeys.current();
     const rows: { source_scope: string; event_id: string }[] = await this.dataSource.query(EXISTING_IDENTITIES, [
       ids.map((i) => i.sourceScope),
       ids.map((i) => i.eventId),
+      ids.map((i) => IdentityKeys.keyOf(mode, i.occurredAt)),
     ]);
     return new Set(rows.map((r) => identity({ sourceScope: r.source_scope, eventId: r.event_id })));
   }

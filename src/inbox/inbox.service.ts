@@ -8,7 +8,7 @@ import { GroupCommit, QueueFullError, WaitExpiredError } from './group-commit';
 import { BusyError, ServiceUnavailableError } from '../common/errors';
 import { HandlerRegistry } from './handler.registry';
 import { identity, InboxRepository } from './inbox.repository';
-import { AcceptRequest, AcceptResult, INBOX_CHANNEL, InboxEvent } from './inbox.types';
+import { AcceptRequest, AcceptResult, EventIdentity, INBOX_CHANNEL, InboxEvent } from './inbox.types';
 import { WORKER_INTAKE, WorkerIntake } from './worker-intake.port';
 
 /**
@@ -97,7 +97,7 @@ export class InboxService {
   }
 
   /** Per identity of `ids`, whether the inbox already holds it (reconciliation skips those). */
-  async present(ids: { sourceScope: string; eventId: string }[]): Promise<boolean[]> {
+  async present(ids: EventIdentity[]): Promise<boolean[]> {
     if (ids.length === 0) return [];
     const known = await this.repository.existing(ids);
     return ids.map((i) => known.has(identity(i)));

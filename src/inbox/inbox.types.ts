@@ -12,9 +12,15 @@ export type InboxStatus = 'pending' | 'processing' | 'done' | 'ignored' | 'quara
 /** Verified facts about an event's sender (Stripe account and mode, GitHub hook id, ...), keyed as `expect` is. */
 export type SourceFacts = Readonly<Record<string, string | boolean | number | undefined>>;
 
-export interface AcceptRequest {
+/** What says two deliveries are the same event. */
+export interface EventIdentity {
   sourceScope: string;
   eventId: string;
+  /** The sender's stated time of the event (VerifiedEvent.occurredAt), when it states one. */
+  occurredAt?: Date;
+}
+
+export interface AcceptRequest extends EventIdentity {
   tenantId: string;
   provider: string;
   endpointId: string;
@@ -101,6 +107,14 @@ export interface RegisteredHandler {
   batch?: WebhookBatchHandler;
   /** The payload paths it reads; undefined: all of it. */
   reads?: readonly string[];
+}
+
+/** What the worker would record for an event (the effect preview): `retry` with the error it would store. */
+export interface PreviewOutcome {
+  status: 'done' | 'ignored' | 'quarantined' | 'retry';
+  reason: string | null;
+  /** The handler that ran; null when the event reaches none (refused by its endpoint, unreadable, no handler). */
+  handler: string | null;
 }
 
 // ---- Operator reads and repairs (InboxAdminService) ----

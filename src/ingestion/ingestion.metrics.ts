@@ -6,6 +6,7 @@ import { MetricsRegistry } from '../observability/metrics.registry';
 export class IngestionMetrics {
   private readonly received: Counter<'endpoint' | 'outcome' | 'reason'>;
   private readonly conflicts: Counter<'endpoint'>;
+  private readonly unlogged: Counter<'endpoint'>;
 
   constructor(registry: MetricsRegistry) {
     this.received = new Counter({
@@ -17,6 +18,12 @@ export class IngestionMetrics {
     this.conflicts = new Counter({
       name: 'webhook_digest_conflicts_total',
       help: 'Copies of a known event id whose payload digest differs from the stored one',
+      labelNames: ['endpoint'],
+      registers: [registry],
+    });
+    this.unlogged = new Counter({
+      name: 'webhook_rejections_unlogged_total',
+      help: 'Rejected webhook requests the rejected-request log did not keep (sampled out, buffer full, flush failed); every one is in webhook_requests_total',
       labelNames: ['endpoint'],
       registers: [registry],
     });
@@ -41,6 +48,10 @@ export class IngestionMetrics {
 
   rejected(endpoint: string, reason: string): void {
     this.received.inc({ endpoint, outcome: 'rejected', reason });
+  }
+
+  rejectionUnlogged(endpoint: string): void {
+    this.unlogged.inc({ endpoint });
   }
 
   digestConflict(endpoint: string): void {

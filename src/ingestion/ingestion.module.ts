@@ -7,10 +7,11 @@ import { OmitPathsCheck } from './omit-paths.check';
 import { ProviderRegistry } from './provider.registry';
 import { WebhookRoute } from './webhook.route';
 import { IntakeBudget } from './intake-budget';
+import { RejectionLog } from './rejection-log';
 
 @Module({
   imports: [DiscoveryModule, InboxModule],
-  providers: [IngestionService, IngestionMetrics, IntakeBudget, OmitPathsCheck, WebhookRoute, ProviderRegistry],
-  exports: [WebhookRoute, IngestionService],
+  providers: [IngestionService, IngestionMetrics, IntakeBudget, OmitPathsCheck, WebhookRoute, ProviderRegistry, RejectionLog],
+  exports: [WebhookRoute, IngestionService, RejectionLog],
 })
 export class IngestionModule {}

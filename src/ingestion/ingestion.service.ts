@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Span } from '@opentelemetry/api';
 import { hash } from 'node:crypto';
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { APP_CONFIG, AppConfig, EndpointConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
 import { AppError, BadRequestError, NotFoundError, PayloadTooDeepError, ServiceUnavailableError } from '../common/errors';
@@ -9,19 +9,26 @@ import { jsonDepthExceeds, MAX_PAYLOAD_DEPTH, valueDepthExceeds } from '../commo
 import { describe } from '../common/error-response';
 import { isInvalidData } from '../common/database-errors';
 import { InboxService } from '../inbox/inbox.service';
+import { EventIdentity } from '../inbox/inbox.types';
 import { traceparentOf, Tracing } from '../tracing/tracing';
 import { acceptanceRefusal } from '../inbox/acceptance';
 import { IngestionMetrics } from './ingestion.metrics';
 import { ProviderRegistry } from './provider.registry';
-import { isHandshake, utf8Text, VerifiedEvent } from './webhook-provider';
+import { HandshakeReply, isHandshake, PlainAnswer, utf8Text, VerifiedEvent, WebhookRequest } from './webhook-provider';
 import { omitPaths } from './omit-paths';
 import { readRawBody } from './raw-body';
 import type { BodyHold } from './intake-budget';
+import { RejectionLog } from './rejection-log';
 
 export interface IngestionResult {
   status: 'accepted' | 'duplicate' | 'ignored';
   eventId: string;
   reason?: string;
+}
+
+/** A webhook's outcome with the answer its sender expects when that is not the JSON result (Adyen's `[accepted]`). */
+export interface WebhookOutcome extends IngestionResult {
+  answer?: PlainAnswer;
 }
 
 /** An insert-if-absent's outcome, with what the webhook path counts and logs. */
@@ -35,6 +42,8 @@ interface Accepted extends IngestionResult {
 export interface HandshakeResult {
   status: 'handshake';
   reply: Readonly<Record<string, unknown>>;
+  /** Instead of `reply` as JSON. */
+  answer?: PlainAnswer;
 }
 
 // jsonb refuses \u0000 (and the pg driver refuses the bytes in text): reject it
@@ -52,6 +61,7 @@ export class IngestionService {
     private readonly clock: Clock,
     private readonly metrics: IngestionMetrics,
     private readonly tracing: Tracing,
+    private readonly rejections: RejectionLog,
   ) {}
 
   /**
@@ -62,15 +72,22 @@ export class IngestionService {
    * and the commit, and the inbox row stores it for the worker to continue.
    * Spans carry names and outcomes only: never the body, a signature or a secret.
    */
-  async receive(endpointId: string, req: IncomingMessage, hold: BodyHold, span?: Span): Promise<IngestionResult | HandshakeResult> {
+  async receive(endpointId: string, req: IncomingMessage, hold: BodyHold, span?: Span): Promise<WebhookOutcome | HandshakeResult> {
     const endpoint = this.endpoint(endpointId);
     span?.setAttributes({
       'webhook.endpoint_id': endpoint.id,
       'webhook.provider': endpoint.provider,
       'webhook.tenant_id': endpoint.tenantId,
     });
-    const rawBody = await this.readBody(endpoint, req, hold);
-    return this.accept(endpoint, req.headers, rawBody, hold, span);
+    // A GET is a subscription challenge: no body, nothing stored.
+    const rawBody = req.method === 'GET' ? Buffer.alloc(0) : await this.readBody(endpoint, req, hold);
+    return this.accept(endpoint, req, { headers: req.headers, rawBody, method: req.method, url: req.url }, hold, span);
+  }
+
+  /** Whether `GET /webhooks/:endpointId` is this endpoint's challenge (else it is the app's 404, as before). */
+  answersGet(endpointId: string): boolean {
+    const endpoint = this.config.endpoints.get(endpointId);
+    return endpoint !== undefined && this.providers.get(endpoint.provider).answersGet?.(endpoint) === true;
   }
 
   private endpoint(endpointId: string): EndpointConfig {
@@ -87,44 +104,57 @@ export class IngestionService {
     try {
       return await readRawBody(req, endpoint.maxBodyBytes, hold);
     } catch (error) {
-      throw this.rejected(endpoint, error);
+      throw this.rejected(endpoint, error, req, null);
     }
   }
 
-  /** Counts and logs a refused request (its reason only); returns the error for the caller to throw. */
-  private rejected(endpoint: EndpointConfig, error: unknown): unknown {
+  /**
+   * Counts and logs a refused request (its reason only) and offers it to the rejected-request
+   * log (sampled, written later); returns the error for the caller to throw.
+   */
+  private rejected(endpoint: EndpointConfig, error: unknown, req: IncomingMessage, receivedBytes: number | null): unknown {
     const reason = error instanceof AppError ? error.reason : 'invalid_request';
     this.metrics.rejected(endpoint.id, reason);
     this.logger.warn({ endpointId: endpoint.id, reason }, 'webhook rejected');
+    this.rejections.record(endpoint, reason, error instanceof AppError ? error.status : 500, req, receivedBytes);
     return error;
   }
 
   /** Verifies, identifies and durably accepts one request's bytes (or answers its handshake). */
   private async accept(
     endpoint: EndpointConfig,
-    headers: IncomingHttpHeaders,
-    rawBody: Buffer,
+    req: IncomingMessage,
+    request: WebhookRequest,
     hold: BodyHold,
     span?: Span,
-  ): Promise<IngestionResult | HandshakeResult> {
+  ): Promise<WebhookOutcome | HandshakeResult> {
+    const { rawBody } = request;
     let event: VerifiedEvent;
     let text: string;
     const verify = span && this.tracing.startSpan('webhook.verify');
     try {
-      const verified = this.providers.get(endpoint.provider).verify({ headers, rawBody }, endpoint, this.clock.now());
-      if (isHandshake(verified)) return this.handshake(endpoint, verified.handshake);
+      let verified = this.providers.get(endpoint.provider).verify(request, endpoint, this.clock.now());
+      // Only a provider that fetches a signing certificate returns a promise: the others stay synchronous.
+      if (verified instanceof Promise) verified = await verified;
+      if (isHandshake(verified)) return this.handshake(endpoint, verified);
       event = verified;
-      // Before any walk of it (omit, the admin view): one pass over the bytes, no recursion.
-      if (jsonDepthExceeds(rawBody, MAX_PAYLOAD_DEPTH)) throw new PayloadTooDeepError(MAX_PAYLOAD_DEPTH);
-      // JSON is UTF-8 (RFC 8259): a lossy decode would store text whose bytes are not the signed ones.
-      const decoded = utf8Text(rawBody);
-      if (decoded === undefined) throw new BadRequestError('malformed_json', 'body is not valid UTF-8');
-      text = decoded;
+      if (event.payload !== undefined) {
+        // A body that is not JSON (a form): its JSON form is stored, the digest stays of the bytes received.
+        text = JSON.stringify(event.payload);
+        if (jsonDepthExceeds(Buffer.from(text), MAX_PAYLOAD_DEPTH)) throw new PayloadTooDeepError(MAX_PAYLOAD_DEPTH);
+      } else {
+        // Before any walk of it (omit, the admin view): one pass over the bytes, no recursion.
+        if (jsonDepthExceeds(rawBody, MAX_PAYLOAD_DEPTH)) throw new PayloadTooDeepError(MAX_PAYLOAD_DEPTH);
+        // JSON is UTF-8 (RFC 8259): a lossy decode would store text whose bytes are not the signed ones.
+        const decoded = utf8Text(rawBody);
+        if (decoded === undefined) throw new BadRequestError('malformed_json', 'body is not valid UTF-8');
+        text = decoded;
+      }
       if (JSON_NUL_ESCAPE.test(text)) {
         throw new BadRequestError('unsupported_json', 'JSON strings may not contain \\u0000');
       }
     } catch (error) {
-      throw this.rejected(endpoint, error);
+      throw this.rejected(endpoint, error, req, rawBody.length);
     } finally {
       verify?.end();
     }
@@ -134,9 +164,10 @@ export class IngestionService {
     try {
       accepted = await this.acceptVerified(endpoint, event, text, hash('sha256', rawBody, 'hex'), hold, span);
     } catch (error) {
-      throw this.rejected(endpoint, error);
+      throw this.rejected(endpoint, error, req, rawBody.length);
     }
-    return this.counted(endpoint, accepted);
+    const result = this.counted(endpoint, accepted);
+    return event.answer ? { ...result, answer: event.answer } : result;
   }
 
   /** Counts and logs a webhook's outcome (an event read from the API is counted by reconciliation). */
@@ -173,9 +204,9 @@ export class IngestionService {
   }
 
   /** Where an event's identity lives: trusted config plus what the provider verified. */
-  identityOf(endpoint: EndpointConfig, object: unknown): { sourceScope: string; eventId: string } {
+  identityOf(endpoint: EndpointConfig, object: unknown): EventIdentity {
     const event = this.providers.get(endpoint.provider).fromApi!(object);
-    return { sourceScope: scopeOf(endpoint, event), eventId: event.eventId };
+    return { sourceScope: scopeOf(endpoint, event), eventId: event.eventId, occurredAt: event.occurredAt };
   }
 
   private async acceptVerified(
@@ -198,6 +229,7 @@ export class IngestionService {
       result = await this.inbox.accept({
         sourceScope,
         eventId: event.eventId,
+        occurredAt: event.occurredAt,
         tenantId: endpoint.tenantId,
         provider: endpoint.provider,
         endpointId: endpoint.id,
@@ -233,10 +265,12 @@ export class IngestionService {
     return { status: 'accepted', ...stored };
   }
 
-  private handshake(endpoint: EndpointConfig, reply: HandshakeResult['reply']): HandshakeResult {
+  private handshake(endpoint: EndpointConfig, verified: HandshakeReply): HandshakeResult {
     this.metrics.handshake(endpoint.id);
     this.logger.log({ endpointId: endpoint.id }, 'webhook handshake answered');
-    return { status: 'handshake', reply };
+    return verified.answer
+      ? { status: 'handshake', reply: verified.handshake, answer: verified.answer }
+      : { status: 'handshake', reply: verified.handshake };
   }
 
   /** A verified event this endpoint acknowledges but does not act on. */

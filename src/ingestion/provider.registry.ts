@@ -34,6 +34,7 @@ export class ProviderRegistry implements OnModuleInit {
     if (!provider) return [`unknown provider "${endpoint.provider}" (known: ${[...this.providers.keys()].join(', ')})`];
     const problems = provider.configure ? provider.configure(endpoint) : this.settingsProblems(provider, endpoint);
     if (problems.length > 0) return problems;
+    if (endpoint.secrets.length === 0 && !provider.keyless?.(endpoint)) return ['secrets: at least one is needed'];
     const form = provider.secretForm(endpoint);
     // Rotation lists included: every secret of the file could verify until its notAfter.
     return endpoint.secrets.flatMap((secret) => {

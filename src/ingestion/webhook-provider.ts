@@ -9,6 +9,16 @@ export interface WebhookRequest {
   headers: IncomingHttpHeaders;
   /** The exact bytes received: never re-serialised before verification. */
   rawBody: Buffer;
+  /** `POST`, or `GET` for a provider that answers GET challenges (see `answersGet`). Absent: POST. */
+  method?: string;
+  /** The path and query as received (`/webhooks/x?a=1`), for senders that sign the URL or send a challenge in the query. */
+  url?: string;
+}
+
+/** An answer other than the JSON default: a status and, unless 204, a text/plain body (Adyen's `[accepted]`, an echoed challenge). */
+export interface PlainAnswer {
+  status: 200 | 204;
+  text?: string;
 }
 
 export interface VerifiedEvent {
@@ -20,6 +30,22 @@ export interface VerifiedEvent {
   verifiedWith: string;
   /** Facts about the sender, compared with the endpoint's `expect`. */
   source: Readonly<Record<string, string | boolean | number | undefined>>;
+  /**
+   * The stored JSON form when the body is not JSON (a form-encoded body as an
+   * object of its fields); absent: the body's own text is stored. The digest is
+   * of the bytes received either way.
+   */
+  payload?: Readonly<Record<string, unknown>>;
+  /** What the sender expects as the answer to an event it delivered (accepted, duplicate or ignored); absent: the JSON result. */
+  answer?: PlainAnswer;
+  /**
+   * When the sender says the event happened, read from the same place as the id and the
+   * same in every delivery of it and in its API copy (Stripe's `created`). It leads the
+   * event's identity key, so the dedup index takes inserts at its recent end instead of
+   * anywhere in a month of ids (docs/performance.md, "At month scale"). Undefined when the
+   * sender states no such time: the key is the id alone, as before.
+   */
+  occurredAt?: Date;
 }
 
 /**
@@ -30,7 +56,9 @@ export interface VerifiedEvent {
  */
 export interface HandshakeReply {
   handshake: Readonly<Record<string, unknown>>;
-  /** Label of the endpoint secret that verified the signature. */
+  /** Instead of `handshake` as JSON: a plain answer (an echoed challenge, a 204). */
+  answer?: PlainAnswer;
+  /** Label of the endpoint secret that verified the signature (or the challenge's token). */
   verifiedWith: string;
 }
 
@@ -57,13 +85,25 @@ export interface WebhookProvider {
    * and `expect` is checked against `expects`.
    */
   configure?(endpoint: EndpointConfig): string[];
+  /** Optional: the endpoint verifies without a configured secret (a key the request points to, on an allowed host). */
+  keyless?(endpoint: EndpointConfig): boolean;
   /**
    * Where a secret's key material is (after a public prefix such as `whsec_`, in
    * which encoding): every secret is checked at start for MIN_KEY_BYTES of it.
    * Called after configure() accepted the endpoint.
    */
   secretForm(endpoint: EndpointConfig): SecretForm;
-  verify(request: WebhookRequest, endpoint: EndpointConfig, now: Date): VerifiedEvent | HandshakeReply;
+  /** A promise only where verification needs I/O (a signing certificate fetched once, then cached). */
+  verify(
+    request: WebhookRequest,
+    endpoint: EndpointConfig,
+    now: Date,
+  ): VerifiedEvent | HandshakeReply | Promise<VerifiedEvent | HandshakeReply>;
+  /**
+   * Optional: whether the endpoint answers `GET /webhooks/:id` (a subscription
+   * challenge, as Meta sends); without it a GET falls through to the app's 404.
+   */
+  answersGet?(endpoint: EndpointConfig): boolean;
   /**
    * Identifies an event read from the provider's API with the endpoint's key over
    * TLS (reconciliation): the same identity and source facts a webhook of it would
@@ -95,6 +135,11 @@ export function requireIdentifier(value: unknown, reason: string): string {
     throw new BadRequestError(reason, `${reason.replace(/_/g, ' ')}: expected 1-255 printable characters`);
   }
   return value;
+}
+
+/** A stated time in whole Unix seconds (Stripe's `created`, Slack's `event_time`), or undefined when it is not one. */
+export function unixSecondsTime(value: unknown): Date | undefined {
+  return Number.isSafeInteger(value) && (value as number) > 0 ? new Date((value as number) * 1000) : undefined;
 }
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

@@ -6,6 +6,7 @@ import { BadRequestError } from '../common/errors';
 import { Tracing } from '../tracing/tracing';
 import { IngestionService } from './ingestion.service';
 import { IntakeBudget } from './intake-budget';
+import type { PlainAnswer } from './webhook-provider';
 
 /** POST /webhooks/:endpointId, matched like Express would: any case, an optional trailing slash, any query. */
 const WEBHOOK_PATH = /^\/webhooks\/([^/?]+)\/?(?:\?.*)?$/i;
@@ -27,8 +28,9 @@ export class WebhookRoute {
   /** A request listener serving webhooks and handing every other request to `app`. */
   listener(app: RequestListener): RequestListener {
     return (req, res) => {
-      const endpointId = req.method === 'POST' ? WEBHOOK_PATH.exec(req.url ?? '')?.[1] : undefined;
-      if (endpointId === undefined) return app(req, res);
+      const endpointId = req.method === 'POST' || req.method === 'GET' ? WEBHOOK_PATH.exec(req.url ?? '')?.[1] : undefined;
+      // A GET is ours only for an endpoint that expects a subscription challenge; otherwise the app's 404 as before.
+      if (endpointId === undefined || (req.method === 'GET' && !this.answersGet(endpointId))) return app(req, res);
       void (this.tracing.enabled ? this.receiveTraced(endpointId, req, res) : this.receive(endpointId, req, res));
     };
   }
@@ -41,13 +43,23 @@ export class WebhookRoute {
     try {
       const result = await this.ingestion.receive(decodeParam(rawEndpointId), req, hold, span);
       span?.setAttribute('webhook.outcome', result.status);
-      send(res, 200, result.status === 'handshake' ? result.reply : result);
+      if (result.answer) sendPlain(res, result.answer);
+      else if (result.status === 'handshake') send(res, 200, result.reply);
+      else send(res, 200, result);
     } catch (error) {
       const { status, headers, body } = errorResponse(error);
       span?.setAttribute('webhook.outcome', (body as { reason?: string }).reason ?? 'error');
       send(res, status, body, headers);
     } finally {
       hold.close();
+    }
+  }
+
+  private answersGet(rawEndpointId: string): boolean {
+    try {
+      return this.ingestion.answersGet(decodeURIComponent(rawEndpointId));
+    } catch {
+      return false;
     }
   }
 
@@ -61,7 +73,7 @@ export class WebhookRoute {
       kind: SpanKind.SERVER,
       root: true,
       links: link ? [link] : undefined,
-      attributes: { 'http.request.method': 'POST', 'http.route': '/webhooks/:endpointId' },
+      attributes: { 'http.request.method': req.method ?? 'POST', 'http.route': '/webhooks/:endpointId' },
     });
     try {
       await this.tracing.run(span, () => this.receive(rawEndpointId, req, res, span));
@@ -90,4 +102,20 @@ function send(res: ServerResponse, status: number, body: object, headers: Record
     Object.assign({}, headers, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(json) }),
   );
   res.end(json);
+}
+
+/** A sender's own answer: text/plain (never sniffed as HTML, since a challenge echoes what the request sent), or 204. */
+function sendPlain(res: ServerResponse, answer: PlainAnswer): void {
+  if (res.headersSent) return;
+  if (answer.status === 204 || answer.text === undefined) {
+    res.writeHead(answer.status === 204 ? 204 : 200);
+    res.end();
+    return;
+  }
+  res.writeHead(answer.status, {
+    'Content-Type': 'text/plain; charset=utf-8',
+    'X-Content-Type-Options': 'nosniff',
+    'Content-Length': Buffer.byteLength(answer.text),
+  });
+  res.end(answer.text);
 }

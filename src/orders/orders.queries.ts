@@ -55,6 +55,10 @@ export const TRANSITION_ORDERS = `
 export const TRANSITIONS_BY_EVENT = `
   SELECT tenant_id, order_id, from_status, to_status, at FROM order_transitions WHERE inbox_id = $1 ORDER BY at`;
 
+/** The steps the current transaction wrote for an inbox event: TRANSITION_ORDERS stamps them with its now(). */
+export const TRANSITIONS_WRITTEN_NOW = `
+  SELECT tenant_id, order_id, from_status, to_status, at FROM order_transitions WHERE inbox_id = $1 AND at = now() ORDER BY at`;
+
 export const RECORD_PAYMENT_ERRORS = `
   UPDATE orders o
      SET last_payment_error = v.error, updated_at = now()

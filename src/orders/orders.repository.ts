@@ -15,6 +15,7 @@ import {
   SELECT_ORDER,
   TRANSITION_ORDERS,
   TRANSITIONS_BY_EVENT,
+  TRANSITIONS_WRITTEN_NOW,
 } from './orders.queries';
 import { CreateOrder, Order } from './orders.types';
 
@@ -103,9 +104,10 @@ export class OrdersRepository {
     return rows[0] && toOrder(rows[0]);
   }
 
-  async transitionsOfEvent(inboxId: string): Promise<OrderTransition[]> {
-    const rows: { tenant_id: string; order_id: string; from_status: OrderStatus; to_status: OrderStatus; at: Date }[] =
-      await this.dataSource.query(TRANSITIONS_BY_EVENT, [inboxId]);
+  async transitionsOfEvent(inboxId: string, tx?: UnitOfWork): Promise<OrderTransition[]> {
+    const rows: { tenant_id: string; order_id: string; from_status: OrderStatus; to_status: OrderStatus; at: Date }[] = await (
+      tx ?? this.dataSource
+    ).query(tx ? TRANSITIONS_WRITTEN_NOW : TRANSITIONS_BY_EVENT, [inboxId]);
     return rows.map((r) => ({ tenantId: r.tenant_id, orderId: r.order_id, from: r.from_status, to: r.to_status, at: r.at }));
   }
 

@@ -84,6 +84,11 @@ export class OrdersService {
     return this.repository.transitionsOfEvent(inboxId);
   }
 
+  /** The transitions transaction `tx` itself wrote for inbox event `inboxId` (the effect preview reads them before its rollback). */
+  transitionsWrittenIn(tx: UnitOfWork, inboxId: string): Promise<OrderTransition[]> {
+    return this.repository.transitionsOfEvent(inboxId, tx);
+  }
+
   /**
    * Applies payment events in the caller's transaction with the same result as
    * applying them one at a time, in order, but in a few set-based statements:

@@ -84,6 +84,9 @@ export const ADMIN_OUTBOX_DELIVERED_SINCE = `
 /** The entries an inbox event's business transaction wrote (index outbox_source_event). */
 export const ENTRIES_OF_EVENT = `SELECT ${ADMIN_OUTBOX_COLUMNS} FROM outbox WHERE source_event_id = $1 ORDER BY id`;
 
+/** The entries the current transaction wrote for an inbox event (created_at defaults to the transaction's now()). */
+export const ENTRIES_WRITTEN_NOW = `SELECT ${ADMIN_OUTBOX_COLUMNS} FROM outbox WHERE source_event_id = $1 AND created_at = now() ORDER BY id`;
+
 /** The attempt history of some entries, oldest first (index outbox_attempts_outbox). */
 export const ATTEMPTS_OF_ENTRIES = `
   SELECT outbox_id, attempt, at, lease, outcome, status_code, duration_ms, outcome_query, retry_after_ms, error

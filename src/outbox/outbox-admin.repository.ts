@@ -17,6 +17,7 @@ import {
   ADMIN_OUTBOX_DELIVERED_SINCE,
   ATTEMPTS_OF_ENTRIES,
   ENTRIES_OF_EVENT,
+  ENTRIES_WRITTEN_NOW,
   ADMIN_OUTBOX_OLDEST_PENDING,
   BACKLOG_BY_DESTINATION,
   DELIVERIES_BY_MINUTE,
@@ -65,8 +66,8 @@ export class OutboxAdminRepository {
     return rows[0].n;
   }
 
-  async entriesOfEvent(inboxId: string): Promise<OutboxEntryView[]> {
-    const rows: AdminOutboxRow[] = await this.dataSource.query(ENTRIES_OF_EVENT, [inboxId]);
+  async entriesOfEvent(inboxId: string, tx?: UnitOfWork): Promise<OutboxEntryView[]> {
+    const rows: AdminOutboxRow[] = await (tx ?? this.dataSource).query(tx ? ENTRIES_WRITTEN_NOW : ENTRIES_OF_EVENT, [inboxId]);
     return rows.map((r) => toOutboxView(r, false));
   }
 

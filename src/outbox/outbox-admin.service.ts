@@ -55,6 +55,11 @@ export class OutboxAdminService {
     return this.repository.entriesOfEvent(inboxId);
   }
 
+  /** The entries transaction `tx` itself wrote for inbox event `inboxId` (the effect preview reads them before its rollback). */
+  entriesWrittenIn(tx: UnitOfWork, inboxId: string): Promise<OutboxEntryView[]> {
+    return this.repository.entriesOfEvent(inboxId, tx);
+  }
+
   /** Every delivery attempt of the given entries, oldest first. */
   attemptsOf(ids: string[]): Promise<OutboxAttempt[]> {
     return this.repository.attemptsOf(ids);

@@ -56,6 +56,11 @@ export class EventReads {
     return wanted;
   }
 
+  /** Whether the worker's confirm step would read the provider's API before `event`'s transition (no read made here). */
+  needsRead<E extends EventToConfirm>(event: E): boolean {
+    return this.wanted([event]).length > 0;
+  }
+
   /** Reads for those of `events` that need one; an event absent from the answer needs none. */
   async prepare<E extends EventToConfirm>(events: E[]): Promise<Map<E, ReadOutcome>> {
     const outcomes = new Map<E, ReadOutcome>();

@@ -3,6 +3,7 @@ import { GithubApi } from './github/github-api';
 import { GithubProvider } from './github/github.provider';
 import { GithubReconciler } from './github/github.reconciler';
 import { HmacProvider } from './hmac/hmac.provider';
+import { SenderProvider } from './sender/sender.provider';
 import { ShopifyProvider } from './shopify/shopify.provider';
 import { SlackProvider } from './slack/slack.provider';
 import { StandardWebhooksProvider } from './standard/standard.provider';
@@ -31,6 +32,7 @@ import { StripeStateReader } from './stripe/stripe.state-reader';
     SlackProvider,
     StandardWebhooksProvider,
     HmacProvider,
+    SenderProvider,
   ],
 })
 export class ProvidersModule {}

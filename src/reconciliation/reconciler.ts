@@ -23,8 +23,11 @@ export interface ReconcileContext {
    * skipped), then stores `position`: a crash after this resumes after the page.
    */
   accept(events: unknown[], position: string): Promise<void>;
-  /** For providers that resend instead: per event id of `namespace`, whether the inbox holds it. */
-  inInbox(namespace: string, eventIds: string[]): Promise<boolean[]>;
+  /**
+   * For providers that resend instead: per event of `namespace` (its id, and the time it states
+   * when the id carries one: VerifiedEvent.occurredAt), whether the inbox holds it.
+   */
+  inInbox(namespace: string, events: { eventId: string; occurredAt?: Date }[]): Promise<boolean[]>;
   /** For providers that resend instead: records a page (deliveries listed, resends asked for), then `position`. */
   redelivered(count: number, listed: number, position: string): Promise<void>;
   /** Waits `ms` (a provider's rate-limit reset) renewing the lease; throws ProviderUnavailableError past the longest wait. */

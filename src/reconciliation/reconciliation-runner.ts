@@ -189,9 +189,9 @@ export class ReconciliationRunner {
     }
   }
 
-  inInbox(endpoint: EndpointConfig, namespace: string, eventIds: string[]): Promise<boolean[]> {
+  inInbox(endpoint: EndpointConfig, namespace: string, events: { eventId: string; occurredAt?: Date }[]): Promise<boolean[]> {
     const sourceScope = sourceScopeOf(endpoint, namespace);
-    return this.inbox.present(eventIds.map((eventId) => ({ sourceScope, eventId })));
+    return this.inbox.present(events.map((event) => ({ sourceScope, ...event })));
   }
 
   countRedeliveries(endpoint: EndpointConfig, count: number): void {
@@ -240,8 +240,8 @@ class RunContext implements ReconcileContext {
     await this.store({ position, listed: events.length, foundMissing: found, accepted, outcomes });
   }
 
-  inInbox(namespace: string, eventIds: string[]): Promise<boolean[]> {
-    return this.runner.inInbox(this.endpoint, namespace, eventIds);
+  inInbox(namespace: string, events: { eventId: string; occurredAt?: Date }[]): Promise<boolean[]> {
+    return this.runner.inInbox(this.endpoint, namespace, events);
   }
 
   async redelivered(count: number, listed: number, position: string): Promise<void> {

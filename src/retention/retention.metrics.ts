@@ -11,7 +11,8 @@ export type RetentionAction =
   | 'outbox_abandoned_pruned'
   | 'orders_pruned'
   | 'audit_pruned'
-  | 'reconciliation_runs_pruned';
+  | 'reconciliation_runs_pruned'
+  | 'rejections_pruned';
 
 /** Rows touched by the retention job, and its runs: the job calls these once per batch and per run. */
 @Injectable()
@@ -22,7 +23,7 @@ export class RetentionMetrics {
   constructor(registry: MetricsRegistry) {
     this.rows = new Counter({
       name: 'retention_rows_total',
-      help: 'Rows changed by the retention job by action (inbox_payload_purged, inbox_identity_deleted, outbox_delivered_pruned, inbox_quarantined_deleted, outbox_abandoned_pruned, orders_pruned, audit_pruned, reconciliation_runs_pruned)',
+      help: 'Rows changed by the retention job by action (inbox_payload_purged, inbox_identity_deleted, outbox_delivered_pruned, inbox_quarantined_deleted, outbox_abandoned_pruned, orders_pruned, audit_pruned, reconciliation_runs_pruned, rejections_pruned)',
       labelNames: ['action'],
       registers: [registry],
     });

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module';
 import { InboxModule } from '../inbox/inbox.module';
+import { IngestionModule } from '../ingestion/ingestion.module';
 import { OrdersModule } from '../orders/orders.module';
 import { ReconciliationModule } from '../reconciliation/reconciliation.module';
 import { OutboxModule } from '../outbox/outbox.module';
@@ -17,7 +18,7 @@ import { RetentionService } from './retention.service';
  * through each owning module's service.
  */
 @Module({
-  imports: [InboxModule, OutboxModule, OrdersModule, AuditModule, ReconciliationModule],
+  imports: [InboxModule, IngestionModule, OutboxModule, OrdersModule, AuditModule, ReconciliationModule],
   providers: [
     RetentionService,
     RetentionScheduler,

@@ -3,6 +3,7 @@ import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { AuditService } from '../audit/audit.service';
 import { InboxRetentionService } from '../inbox/inbox-retention.service';
+import { RejectionLog } from '../ingestion/rejection-log';
 import { OrdersService } from '../orders/orders.service';
 import { ReconciliationService } from '../reconciliation/reconciliation.service';
 import { OutboxService } from '../outbox/outbox.service';
@@ -24,6 +25,8 @@ export interface RetentionResult {
   ordersPruned: number;
   auditPruned: number;
   reconciliationRunsPruned: number;
+  /** Rejected-request log rows past RETENTION_REJECTION_DAYS or their endpoint's REJECTION_LOG_MAX_ROWS. */
+  rejectionsPruned: number;
   /** Statements run, all kinds together. */
   batches: number;
   /** A kind stopped at its batch cap (or at shutdown): the next run goes on. */
@@ -44,7 +47,9 @@ interface Drained {
  *   after RETENTION_ABANDONED_DAYS;
  * - orders (with their transitions) unchanged for RETENTION_ORDER_DAYS, audit rows
  *   after RETENTION_AUDIT_DAYS, finished reconciliation runs after
- *   RETENTION_RECONCILIATION_RUN_DAYS (each 0: kept for ever).
+ *   RETENTION_RECONCILIATION_RUN_DAYS (each 0: kept for ever);
+ * - the rejected-request log after RETENTION_REJECTION_DAYS, and past each
+ *   endpoint's newest REJECTION_LOG_MAX_ROWS.
  * Work still to do (pending, processing, delivering, requested, running) is never
  * touched. Safe to run on several instances at once: every batch skips rows another holds.
  */
@@ -62,6 +67,7 @@ export class RetentionService {
     private readonly orders: OrdersService,
     private readonly audit: AuditService,
     private readonly reconciliation: ReconciliationService,
+    private readonly rejections: RejectionLog,
     private readonly clock: Clock,
     private readonly metrics: RetentionMetrics,
   ) {
@@ -89,7 +95,9 @@ export class RetentionService {
       const orders = await drain('orders_pruned', days.orderDays, (b, n) => this.orders.prune(b, n));
       const audit = await drain('audit_pruned', days.auditDays, (b, n) => this.audit.prune(b, n));
       const runs = await drain('reconciliation_runs_pruned', days.reconciliationRunDays, (b, n) => this.reconciliation.pruneRuns(b, n));
-      const all = [identities, payloads, outbox, quarantined, dead, orders, audit, runs];
+      const rejectionsOld = await drain('rejections_pruned', days.rejectionDays, (b, n) => this.rejections.prune(b, n));
+      const rejectionsOver = await this.drain('rejections_pruned', stopped, (n) => this.rejections.trimToCap(n));
+      const all = [identities, payloads, outbox, quarantined, dead, orders, audit, runs, rejectionsOld, rejectionsOver];
       const result: RetentionResult = {
         payloadsPurged: payloads.count,
         identitiesDeleted: identities.count,
@@ -98,6 +106,7 @@ export class RetentionService {
         ordersPruned: orders.count,
         auditPruned: audit.count,
         reconciliationRunsPruned: runs.count,
+        rejectionsPruned: rejectionsOld.count + rejectionsOver.count,
         batches: all.reduce((sum, d) => sum + d.batches, 0),
         capped: all.some((d) => d.capped),
       };

@@ -9,8 +9,8 @@ describe('cli arguments', () => {
     [['bogus'], 2, /Usage:/],
     [[], 2, /Usage:/],
     [['--help'], 0, /Usage:/],
-    // The API has no dry run for one id: replaying for real would be the opposite of what was asked.
-    [['replay', '1', '--dry-run', '--reason', 'preview', '--token', 't'], 2, /--dry-run works with --filter/],
+    [['replay', '--dry-run', '--reason', 'count first', '--token', 't'], 2, /replay needs an inbox id or --filter/],
+    [['replay', '1', '--token', 't'], 2, /replay needs --reason/],
     [['reconcile', '--dry-run', '--token', 't'], 2, /reconcile needs --reason/],
     [['send', 'stripe-demo', '--amount', 'abc', '--url', 'http://127.0.0.1:9'], 2, /--amount must be a whole number/],
   ])(

@@ -1,4 +1,5 @@
-import type { Api, Session } from '../api';
+import { useState } from 'preact/hooks';
+import type { Api, EffectPreview, Session } from '../api';
 import { instant } from '../format';
 import { describeEntry } from '../timeline';
 import { ActionWithReason, ErrorBanner, Loading, Status, useLoad } from '../ui';
@@ -45,6 +46,7 @@ export function EventPage({ api, session, id }: { api: Api; session: Session; id
         <dt>payload sha256</dt>
         <dd class="mono">{e.payloadSha256}</dd>
       </dl>
+      {operator && <PreviewPanel api={api} id={e.id} key={`${e.id}:${e.status}`} />}
       {operator && (
         <div class="actions" data-test="event-actions">
           {SETTLED.has(e.status) && !e.payloadPurged && (
@@ -119,5 +121,73 @@ export function EventPage({ api, session, id }: { api: Api; session: Session; id
         </>
       )}
     </section>
+  );
+}
+
+const CONFIRM_NOTE: Record<EffectPreview['confirmRead'], string | undefined> = {
+  not_needed: undefined,
+  stored_reading: "with the provider reading stored at its last processing (the replay reads the provider's state again)",
+  skipped: 'from the body only: its endpoint confirms with a provider read, which the preview never makes',
+};
+
+/** What a replay would do now, computed by the handler in a transaction always rolled back: shown before the operator replays. */
+function PreviewPanel({ api, id }: { api: Api; id: string }) {
+  const [preview, setPreview] = useState<EffectPreview>();
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  const run = () => {
+    setBusy(true);
+    setError(undefined);
+    api
+      .preview(id)
+      .then(setPreview, setError)
+      .finally(() => setBusy(false));
+  };
+  return (
+    <div class="preview" data-test="effect-preview">
+      <button class="secondary" onClick={run} disabled={busy} data-test="preview">
+        {preview ? 'Preview again' : 'Preview replay'}
+      </button>
+      {error !== undefined && <ErrorBanner error={error} />}
+      {preview && (
+        <div data-test="preview-result" data-outcome={preview.outcome.status}>
+          <p>
+            A replay would end <strong data-test="preview-outcome">{preview.outcome.status}</strong>
+            {preview.outcome.reason ? ` (${preview.outcome.reason})` : ''}
+            {preview.outcome.handler ? ` in ${preview.outcome.handler}` : ''}.
+            {preview.replayRefusal && (
+              <span class="error" data-test="preview-refusal">
+                {' '}
+                The replay itself would be refused: {preview.replayRefusal}.
+              </span>
+            )}
+          </p>
+          {CONFIRM_NOTE[preview.confirmRead] && <p class="muted">Previewed {CONFIRM_NOTE[preview.confirmRead]}.</p>}
+          <ul data-test="preview-transitions">
+            {preview.transitions.map((t, i) => (
+              <li key={i}>
+                order {t.tenantId}/{t.orderId}: {t.from} → {t.to}
+              </li>
+            ))}
+            {preview.transitions.length === 0 && <li class="muted">No order transition.</li>}
+          </ul>
+          <ul data-test="preview-operations">
+            {preview.operations.map((o) => (
+              <li key={o.operationKey} class="mono">
+                {o.operationKey} → {o.destination} ({o.operationType})
+              </li>
+            ))}
+            {preview.operations.length === 0 && <li class="muted">No new operation.</li>}
+          </ul>
+          <p class="muted" data-test="preview-writes">
+            Rows written:{' '}
+            {Object.entries(preview.writes)
+              .map(([table, w]) => `${table} +${w.inserted} ~${w.updated} -${w.deleted}`)
+              .join(', ') || 'none'}
+            . Nothing of it was kept.
+          </p>
+        </div>
+      )}
+    </div>
   );
 }

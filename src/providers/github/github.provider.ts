@@ -41,6 +41,22 @@ export class GithubProvider implements WebhookProvider {
       namespace: String(endpoint.expect?.hookId ?? `endpoint-${endpoint.id}`),
       verifiedWith: secret.label,
       source: { hookId },
+      occurredAt: uuidV1Time(eventId),
     };
   }
+}
+
+/** 100 ns intervals from the UUID epoch (1582-10-15) to the Unix epoch. */
+const UUID_EPOCH_OFFSET = 122_192_928_000_000_000n;
+
+/**
+ * The time inside a version-1 UUID, as GitHub's delivery ids are (`72d3162e-cc78-11e3-...`):
+ * it comes with the id and stays with it in every redelivery. Undefined for any other form,
+ * whose events are then keyed by the id alone.
+ */
+export function uuidV1Time(id: string): Date | undefined {
+  const match = /^([0-9a-f]{8})-([0-9a-f]{4})-1([0-9a-f]{3})-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i.exec(id);
+  if (!match) return undefined;
+  const ticks = (BigInt(`0x${match[3]}`) << 48n) | (BigInt(`0x${match[2]}`) << 32n) | BigInt(`0x${match[1]}`);
+  return new Date(Number((ticks - UUID_EPOCH_OFFSET) / 10_000n));
 }

@@ -1,6 +1,7 @@
 import { EndpointConfig } from '../../config/app-config';
 import { GithubApi, githubErrorOf, rateLimitWaitMs } from './github-api';
 import { ReconcileContext, Reconciler, ReconcilerFor, ReconcileWindow } from '../../reconciliation/reconciler';
+import { uuidV1Time } from './github.provider';
 
 interface Delivery {
   id: number;
@@ -60,7 +61,7 @@ export class GithubReconciler implements Reconciler {
       const failed = inWindow.filter((d) => (d.status_code < 200 || d.status_code > 299) && !asked.has(d.guid));
       const present = await context.inInbox(
         namespace,
-        failed.map((d) => d.guid),
+        failed.map((d) => ({ eventId: d.guid, occurredAt: uuidV1Time(d.guid) })),
       );
       let redelivered = 0;
       for (const [i, delivery] of failed.entries()) {

@@ -7,6 +7,7 @@ import {
   header,
   parseJsonObject,
   requireIdentifier,
+  unixSecondsTime,
   VerifiedEvent,
   WebhookProvider,
   WebhookProviderFor,
@@ -66,6 +67,7 @@ export class SlackProvider implements WebhookProvider {
       namespace,
       verifiedWith: secret.label,
       source,
+      occurredAt: unixSecondsTime(body.event_time),
     };
   }
 }

@@ -7,6 +7,7 @@ import {
   header,
   liveSecrets,
   requireIdentifier,
+  unixSecondsTime,
   utf8Text,
   VerifiedEvent,
   WebhookProvider,
@@ -102,7 +103,7 @@ export class StripeProvider implements WebhookProvider {
     if (typeof event !== 'object' || event === null || Array.isArray(event)) {
       throw new BadRequestError('malformed_json', 'body is not a JSON object');
     }
-    const { id, type, account, livemode } = event as Record<string, unknown>;
+    const { id, type, account, livemode, created } = event as Record<string, unknown>;
     if (id === undefined) throw new BadRequestError('missing_event_id', 'the event has no id');
     const eventId = requireIdentifier(id, 'invalid_event_id');
     const eventType = requireIdentifier(type, 'invalid_event_type');
@@ -115,6 +116,7 @@ export class StripeProvider implements WebhookProvider {
       namespace: `${accountId}:${live ? 'live' : 'test'}`,
       verifiedWith,
       source: { account: accountId, livemode: live },
+      occurredAt: unixSecondsTime(created),
     };
   }
 }

@@ -27,10 +27,9 @@ CREATE TABLE webhook_inbox (
   confirmation jsonb,
   payload_sealed bytea,
   payload_key_id text,
-  trace_context text
+  trace_context text,
+  identity_at timestamp with time zone
 ) WITH (fillfactor=80, autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=1000, autovacuum_vacuum_insert_scale_factor=0.05, autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0);
-
-ALTER TABLE webhook_inbox ADD CONSTRAINT webhook_inbox_identity UNIQUE (source_scope, event_id);
 
 ALTER TABLE webhook_inbox ADD CONSTRAINT webhook_inbox_payload_sha256_check CHECK ((payload_sha256 ~ '^[0-9a-f]{64}$'::text));
 
@@ -40,7 +39,7 @@ ALTER TABLE webhook_inbox ADD CONSTRAINT webhook_inbox_status_check CHECK ((stat
 
 CREATE INDEX webhook_inbox_due_tenant ON public.webhook_inbox USING btree (tenant_id, next_attempt_at) WHERE (status = 'pending'::text);
 
-CREATE UNIQUE INDEX webhook_inbox_identity ON public.webhook_inbox USING btree (source_scope, event_id);
+CREATE UNIQUE INDEX webhook_inbox_identity_time ON public.webhook_inbox USING btree (identity_at, source_scope, event_id) NULLS NOT DISTINCT;
 
 CREATE INDEX webhook_inbox_leased ON public.webhook_inbox USING btree (locked_until) WHERE (status = 'processing'::text);
 

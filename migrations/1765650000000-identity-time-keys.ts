@@ -1,0 +1,61 @@
+import { MigrationInterface, QueryRunner } from 'typeorm';
+import { buildIndexConcurrently, runLong } from './concurrent-index';
+
+/**
+ * Time-led identity keys (issue 38). An event's identity was (source_scope, event_id): ids
+ * are random, so at month scale each insert into the unique index lands on a leaf anywhere in
+ * a month of ids (a disk read and a full-page image per event once the index outgrows memory).
+ * The key becomes (identity_at, source_scope, event_id), identity_at being the time the sender
+ * states for the event (VerifiedEvent.occurredAt, the same in every delivery), so inserts go
+ * to the index's recent end; NULL for a sender that states none, NULLS NOT DISTINCT so those
+ * rows still conflict on (source_scope, event_id) exactly.
+ *
+ * Expand, then contract (src/inbox/identity-keys.ts):
+ * - this migration adds the nullable column, the table recording from which stated time the
+ *   inbox keys by time, and the new unique index (CONCURRENTLY). On a populated inbox nothing
+ *   else changes: every instance keeps inserting with identity_at NULL against the old
+ *   constraint webhook_inbox_identity, so an old instance beside a new one during the rolling
+ *   deploy sees the schema it knows plus a column it does not write.
+ * - `npm run cli -- inbox:time-keys`, once no old instance runs, records a start time a few
+ *   minutes ahead and drops the old constraint: events stated from then on are keyed by time;
+ *   any event stated earlier keeps identity_at NULL, so a resend of a row written before the
+ *   switch still meets it.
+ * - on an empty inbox (a new install) the migration switches at once, from -infinity.
+ */
+export class IdentityTimeKeys1765650000000 implements MigrationInterface {
+  name = 'IdentityTimeKeys1765650000000';
+  transaction = false;
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`ALTER TABLE webhook_inbox ADD COLUMN IF NOT EXISTS identity_at timestamptz`);
+    await q.query(`
+      CREATE TABLE IF NOT EXISTS webhook_inbox_time_keys (
+        singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+        keyed_from timestamptz NOT NULL,
+        switched_at timestamptz NOT NULL DEFAULT now()
+      )`);
+    await buildIndexConcurrently(
+      q,
+      'webhook_inbox_identity_time',
+      'ON webhook_inbox (identity_at, source_scope, event_id) NULLS NOT DISTINCT',
+      'UNIQUE INDEX',
+    );
+    const [{ empty }] = await q.query(`SELECT NOT EXISTS (SELECT 1 FROM webhook_inbox) AS empty`);
+    if (empty) {
+      await q.query(`INSERT INTO webhook_inbox_time_keys (keyed_from) VALUES ('-infinity') ON CONFLICT DO NOTHING`);
+      await q.query(`ALTER TABLE webhook_inbox DROP CONSTRAINT IF EXISTS webhook_inbox_identity`);
+    }
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`
+      DO $$ BEGIN
+        IF to_regclass('webhook_inbox_identity') IS NULL THEN
+          ALTER TABLE webhook_inbox ADD CONSTRAINT webhook_inbox_identity UNIQUE (source_scope, event_id);
+        END IF;
+      END $$`);
+    await q.query(`DROP TABLE IF EXISTS webhook_inbox_time_keys`);
+    await runLong(q, 'DROP INDEX CONCURRENTLY IF EXISTS webhook_inbox_identity_time');
+    await q.query(`ALTER TABLE webhook_inbox DROP COLUMN IF EXISTS identity_at`);
+  }
+}

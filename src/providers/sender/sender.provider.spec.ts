@@ -1,0 +1,142 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { EndpointConfig } from '../../config/app-config';
+import { presetsDirectory } from './sender-presets';
+import { SenderProvider } from './sender.provider';
+
+function endpoint(settings: Record<string, unknown>, overrides: Partial<EndpointConfig> = {}): EndpointConfig {
+  return {
+    id: 'e',
+    provider: 'sender',
+    tenantId: 't',
+    secrets: [{ label: 'a', value: 'a-secret-of-sixteen-bytes' }],
+    toleranceSeconds: 300,
+    maxBodyBytes: 1024,
+    settings,
+    ...overrides,
+  };
+}
+
+const base = { key: { type: 'hmac' }, signature: { header: 'x-sig' }, eventId: '{/id}', eventType: '{/type}' };
+const ed25519Hex = generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'der' }).subarray(-32).toString('hex');
+const p256Base64 = generateKeyPairSync('ec', { namedCurve: 'prime256v1' })
+  .publicKey.export({ type: 'spki', format: 'der' })
+  .toString('base64');
+
+/** What an endpoint must add to each preset: its keys and the values only it knows. */
+const COMPLETION: Record<string, Partial<EndpointConfig>> = {
+  twilio: { settings: { preset: 'twilio', publicUrl: 'https://hooks.example.com/t' } },
+  square: { settings: { preset: 'square', publicUrl: 'https://hooks.example.com/s' } },
+  'hubspot-v3': { settings: { preset: 'hubspot-v3', publicUrl: 'https://hooks.example.com/h' } },
+  paypal: { secrets: [], settings: { preset: 'paypal', values: { webhookId: 'WH-1' } } },
+  'aws-sns': { secrets: [], settings: { preset: 'aws-sns' } },
+  sendgrid: { secrets: [{ label: 'a', value: p256Base64 }] },
+  discord: { secrets: [{ label: 'a', value: ed25519Hex }] },
+  adyen: { secrets: [{ label: 'a', value: '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056' }] },
+  meta: {
+    secrets: [
+      { label: 'a', value: 'a-secret-of-sixteen-bytes' },
+      { label: 'verify-token', value: 'a-token-of-sixteen-bytes' },
+    ],
+  },
+};
+
+describe('SenderProvider.configure', () => {
+  const presets = readdirSync(presetsDirectory()!).map((file) => file.replace(/\.json$/, ''));
+
+  it('finds the shipped presets', () => {
+    expect(presets).toEqual(
+      expect.arrayContaining(['twilio', 'sendgrid', 'discord', 'zoom', 'mailgun', 'square', 'paypal', 'aws-sns', 'adyen', 'intercom']),
+    );
+    expect(presets).toEqual(expect.arrayContaining(['hubspot-v3', 'calendly', 'twitch', 'meta', 'microsoft-graph']));
+  });
+
+  it.each(readdirSync(presetsDirectory()!).map((f) => [f.replace(/\.json$/, '')]))('preset %s is valid once completed', (name) => {
+    const completion = COMPLETION[name] ?? {};
+    const provider = new SenderProvider();
+    const e = endpoint({ preset: name }, completion);
+    expect(provider.configure(e)).toEqual([]);
+    expect(provider.keyless(e)).toBe(name === 'paypal' || name === 'aws-sns');
+  });
+
+  it('accepts a minimal scheme', () => {
+    expect(new SenderProvider().configure(endpoint(base))).toEqual([]);
+  });
+
+  it('refuses what the sender did not sign, unless said knowingly', () => {
+    const problems = new SenderProvider().configure(
+      endpoint({
+        ...base,
+        signed: '{/signature/token}',
+        eventId: '{header:x-id}',
+        eventType: '{/type}',
+      }),
+    );
+    expect(problems).toEqual([
+      'settings.eventId: header "x-id" is not signed; list it in settings.unsignedHeaders to use it anyway',
+      'settings.eventType: /type is not signed; say "unsignedBody": true to read it anyway',
+    ]);
+    expect(
+      new SenderProvider().configure(
+        endpoint({ ...base, signed: '{/signature/token}', eventId: '{header:x-id}', unsignedHeaders: ['X-Id'], unsignedBody: true }),
+      ),
+    ).toEqual([]);
+  });
+
+  it('lists every mistake, one line each, never a secret', () => {
+    const problems = new SenderProvider().configure(
+      endpoint(
+        {
+          key: { type: 'ed25519', certificate: { url: { header: 'x-cert' }, hosts: ['^h$'] } },
+          signature: { header: 'x-sig', pointer: '/sig' },
+          signed: '{url}{setting:webhookId}{timestamp}{digest}{nonsense}',
+          eventId: '{/id}',
+          eventType: '{/type}',
+          handshakes: [
+            { method: 'GET', when: { pointer: '/type', equals: 'x' }, reply: { status: 204 } },
+            {
+              when: { query: 'hub.mode' },
+              verifyToken: { query: 'hub.verify_token', secret: 'missing-label' },
+              reply: { text: '{query:c}' },
+            },
+          ],
+        },
+        { secrets: [{ label: 'a', value: 'not-a-public-key-but-a-secret' }] },
+      ),
+    );
+    expect(problems).toEqual([
+      'settings.signed: unknown placeholder {nonsense}',
+      'settings.signed: {digest} cannot be part of what is signed',
+      'settings.publicUrl: the sender signs the URL: give it as configured at the sender',
+      'settings.values.webhookId: used in settings.signed but not set',
+      'settings.signature: name exactly one of "header" or "pointer"',
+      'settings.signed: uses {timestamp} but settings.timestamp is not set',
+      'settings.eventId: /id is not signed; say "unsignedBody": true to read it anyway',
+      'settings.eventType: /type is not signed; say "unsignedBody": true to read it anyway',
+      'settings.handshakes.0: a GET handshake is recognised by a query parameter',
+      'settings.handshakes.1.verifyToken.secret: no secret labelled "missing-label"',
+      'settings.key.certificate: only for "type": "rsa"',
+      'secrets "a": the key comes from the sender\'s certificate; only a verify token may be listed',
+    ]);
+    expect(problems.join('\n')).not.toContain('not-a-public-key-but-a-secret');
+  });
+
+  it('refuses a public key of the wrong kind, naming only its label', () => {
+    const provider = new SenderProvider();
+    const problems = provider.configure(
+      endpoint({ ...base, key: { type: 'ecdsa-p256' } }, { secrets: [{ label: 'k', value: ed25519Hex }] }),
+    );
+    expect(problems).toEqual(['secrets "k": not a ecdsa-p256 public key (PEM, base64 DER)']);
+  });
+
+  it('refuses an unknown preset and a schema mistake inside a preset override', () => {
+    expect(new SenderProvider().configure(endpoint({ preset: 'nope' }))).toEqual(['settings.preset: no preset "nope" in config/senders/']);
+    expect(new SenderProvider().configure(endpoint({ preset: '../x' }))[0]).toMatch(/is not a preset name/);
+    expect(new SenderProvider().configure(endpoint({ preset: 'zoom', body: 'xml' }))[0]).toMatch(/^settings\.body: /);
+  });
+
+  it('presets live in config/senders/, beside the endpoints file', () => {
+    expect(presetsDirectory()).toBe(join(__dirname, '../../../config/senders'));
+  });
+});
