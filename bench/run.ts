@@ -51,6 +51,7 @@ import { KeyRing } from '../src/crypto/key-ring';
 import { InboxPayloads } from '../src/inbox/inbox-payloads';
 import { randomBytes } from 'node:crypto';
 import { payload } from './lib/stripe-payload';
+import { StripeEventsApi } from './lib/stripe-events-api';
 import { AgedParams, agedHistory, agedParams, ensureAged } from './lib/aged';
 import { describeCost, StorageCost, StorageProbe } from './lib/probe';
 import { Squeeze } from './lib/squeeze';
@@ -776,12 +777,18 @@ async function hopLatencies(url: string, warmup: number, since: StageDatabase['s
  * --only=fairness (issue 34): tenant acme's burst of FAIRNESS_BURST due events beside tenant bravo
  * sending FAIRNESS_RATE payments a second. Bravo's accept -> ERP latency with acme idle, then while
  * acme's burst drains (through the worker and the relay), with the burst inserted at once, or
- * brought back by an operator's bulk replay of quarantined events (POST /admin/inbox/replay).
+ * brought back by an operator's bulk replay of quarantined events (POST /admin/inbox/replay), or
+ * found missing by a reconciliation run an operator requests (POST /admin/reconciliation/run; acme's
+ * endpoint lists its events from a local fake of Stripe's events API, at the default
+ * PROVIDER_API_READS_PER_SECOND; the run starts at the maintenance role's next tick, up to 5 s).
  * Acme's drain rate: its events over the seconds until none is pending or processing. One
  * instance, all roles; each variant (BENCH_BEFORE_MAIN: the build before) in turn, alternated.
+ * --fairness=burst,reconciliation: only those scenarios (and idle).
  */
-type FairnessScenario = 'idle' | 'burst' | 'bulk replay';
-const FAIRNESS_BURST = quick ? 10_000 : 50_000;
+type FairnessScenario = 'idle' | 'burst' | 'bulk replay' | 'reconciliation';
+const FAIRNESS_SCENARIOS: FairnessScenario[] = ['idle', 'burst', 'bulk replay', 'reconciliation'];
+/** --fairness-events=N: another size of acme's burst (a try of the stage itself). */
+const FAIRNESS_BURST = Number(process.argv.find((a) => a.startsWith('--fairness-events='))?.split('=')[1] ?? (quick ? 10_000 : 50_000));
 const FAIRNESS_RATE = 10;
 const FAIRNESS_IDLE_SECONDS = quick ? 10 : 20;
 
@@ -789,6 +796,7 @@ async function fairness(server: BenchServer, variant: Variant, scenario: Fairnes
   const db = await freshDatabase(server);
   const sink = new Sink();
   await sink.start();
+  const stripe = scenario === 'reconciliation' ? await new StripeEventsApi(1, FAIRNESS_BURST).start() : undefined;
   await seedOrders(db.url, 1, FAIRNESS_BURST);
   if (scenario === 'bulk replay') await seedPaymentBacklog(db.url, 1, FAIRNESS_BURST, 'quarantined', false);
   await withClient(db.url, (c) =>
@@ -799,7 +807,11 @@ async function fairness(server: BenchServer, variant: Variant, scenario: Fairnes
   );
   await withClient(db.url, (c) => c.query('ANALYZE'));
   await withClient(server.url, (c) => c.query('CHECKPOINT')).catch(() => log('CHECKPOINT refused; measuring anyway'));
-  const service = await startService(db.url, { ERP_URL: sink.url, EMAIL_URL: sink.url, ...variant.env }, variant.mainJs);
+  const service = await startService(
+    db.url,
+    { ERP_URL: sink.url, EMAIL_URL: sink.url, ...(stripe && { BENCH_ACME_API_URL: stripe.url }), ...variant.env },
+    variant.mainJs,
+  );
   const pool = new Pool(service.url, { connections: 8 });
   try {
     let next = 0;
@@ -812,6 +824,14 @@ async function fairness(server: BenchServer, variant: Variant, scenario: Fairnes
     let replayMs: number | undefined;
     if (scenario === 'burst') {
       await seedPaymentBacklog(db.url, 1, FAIRNESS_BURST, 'pending', false);
+    } else if (scenario === 'reconciliation') {
+      const r = await fetch(`${service.url}/admin/reconciliation/run`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ endpoint: 'stripe-acme', reason: 'bench: reconciliation beside live traffic' }),
+      });
+      const answer = await r.text();
+      if (r.status !== 202) throw new Error(`reconciliation run answered ${r.status}: ${answer}`);
     } else if (scenario === 'bulk replay') {
       void fetch(`${service.url}/admin/inbox/replay`, {
         method: 'POST',
@@ -839,8 +859,13 @@ async function fairness(server: BenchServer, variant: Variant, scenario: Fairnes
               const {
                 rows: [r],
               } = await c.query(
-                `SELECT ${open('webhook_inbox', `'pending', 'processing', 'quarantined'`)} AS inbox, ${open('outbox', `'pending', 'delivering'`)} AS outbox`,
+                `SELECT ${open('webhook_inbox', `'pending', 'processing', 'quarantined'`)} AS inbox, ${open('outbox', `'pending', 'delivering'`)} AS outbox` +
+                  // A reconciliation brings acme's events page by page: not drained before its run has ended.
+                  (scenario === 'reconciliation'
+                    ? `, NOT EXISTS (SELECT 1 FROM reconciliation_runs WHERE status <> 'running' AND status <> 'requested') AS arriving`
+                    : ', false AS arriving'),
               );
+              if (r.arriving) continue;
               const now = performance.now();
               if (!r.inbox && drainedAt === undefined) drainedAt = now;
               if (!r.inbox && !r.outbox) {
@@ -878,7 +903,9 @@ async function fairness(server: BenchServer, variant: Variant, scenario: Fairnes
       drainedAt === undefined
         ? ''
         : `; acme drained ${round(FAIRNESS_BURST / ((drainedAt - started) / 1000), 0)} events/s through the worker, its ERP and e-mail operations delivered after ${round((relayedAt! - started) / 1000, 1)} s` +
-          (replayMs === undefined ? '' : ` (the replay call itself took ${round(replayMs / 1000, 1)} s)`);
+          (replayMs === undefined ? '' : ` (the replay call itself took ${round(replayMs / 1000, 1)} s)`) +
+          (stripe ? `; ${stripe.calls} calls to the events API` : '');
+    log(`  bravo p50 ${p50} ms, p99 ${p99} ms; ${hops}${drain}`);
     rows.push({
       stage: labelled(`fairness: tenant bravo at ${FAIRNESS_RATE}/s, accept -> ERP, ${label}`, variant),
       value: p50,
@@ -896,6 +923,7 @@ async function fairness(server: BenchServer, variant: Variant, scenario: Fairnes
     await pool.close();
     await service.stop();
     await sink.stop();
+    await stripe?.stop();
     await db.drop();
   }
 }
@@ -1651,7 +1679,11 @@ async function main(): Promise<void> {
       // Only by name: about a minute per run. Each pass alternates the variants' order.
       for (let pass = 0; pass < rounds; pass++) {
         const order = pass % 2 ? [...variants()].reverse() : variants();
-        for (const scenario of ['idle', 'burst', 'bulk replay'] as FairnessScenario[]) {
+        const named = process.argv
+          .find((a) => a.startsWith('--fairness='))
+          ?.slice('--fairness='.length)
+          .split(',');
+        for (const scenario of FAIRNESS_SCENARIOS.filter((s) => s === 'idle' || !named || named.includes(s))) {
           for (const variant of order) {
             log(`fairness: ${scenario}${variant.label ? ` [${variant.label}]` : ''}...`);
             await fairness(server, variant, scenario);

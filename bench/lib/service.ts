@@ -19,7 +19,11 @@ export interface Service {
   stop(): Promise<void>;
 }
 
-function endpointsFile(): string {
+/** The provider API key the fairness stage's reconciliation variant reads acme's events with (a local fake). */
+export const BENCH_STRIPE_API_KEY = 'sk_test_bench_fairness_0123456789';
+
+/** `acmeApiUrl`: acme's endpoint reads a (fake) Stripe API there, for reconciliation runs requested by the bench. */
+function endpointsFile(acmeApiUrl?: string): string {
   const file = join(mkdtempSync(join(tmpdir(), 'wi-bench-')), 'endpoints.json');
   writeFileSync(
     file,
@@ -32,6 +36,10 @@ function endpointsFile(): string {
           // Named by an environment variable, as production requires of a secret.
           secrets: [{ label: 'bench', env: 'BENCH_STRIPE_SECRET' }],
           toleranceSeconds: 600,
+          ...(acmeApiUrl && {
+            // confirm off: the fake lists events only, it has no objects to read.
+            api: { env: 'STRIPE_API_KEY', baseUrl: acmeApiUrl, confirm: false, reconcile: { enabled: false, lookbackHours: 1 } },
+          }),
         },
         // A second tenant: the fairness stage's steady sender beside acme's burst.
         {
@@ -168,7 +176,8 @@ export async function startService(databaseUrl: string, env: Record<string, stri
       NODE_ENV: 'production',
       DATABASE_URL: databaseUrl,
       PORT: String(port),
-      WEBHOOK_ENDPOINTS_FILE: endpointsFile(),
+      WEBHOOK_ENDPOINTS_FILE: endpointsFile(env.BENCH_ACME_API_URL),
+      ...(env.BENCH_ACME_API_URL && { STRIPE_API_KEY: BENCH_STRIPE_API_KEY, PROVIDER_API_ALLOW_HTTP: 'true' }),
       BENCH_STRIPE_SECRET,
       ADMIN_TOKENS: `bench:operator:${BENCH_TOKEN}`,
       // Production requires every registered destination's URL; stages that deliver pass their sink's.

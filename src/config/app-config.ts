@@ -137,8 +137,11 @@ export interface AppConfig {
   };
   /** HTTP server bounds: the headers and the whole request must arrive in time; open connections are capped. */
   http: { headersTimeoutMs: number; bodyTimeoutMs: number; maxConnections: number };
-  /** coalesceMs: while wake-ups keep coming, claims start at most this often, so each takes several events. */
-  worker: { pollMs: number; coalesceMs: number; leaseMs: number; maxAttempts: number };
+  /**
+   * coalesceMs: while wake-ups keep coming, claims start at most this often, so each takes several events.
+   * bulkReplayPerSecond: a bulk replay's events fall due at this pace (0: all at once), so the same tenant's live events are not queued behind all of them.
+   */
+  worker: { pollMs: number; coalesceMs: number; leaseMs: number; maxAttempts: number; bulkReplayPerSecond: number };
   retry: RetryPolicy;
   relay: { pollMs: number; timeoutMs: number; leaseMs: number; maxAttempts: number };
   metricsToken?: string;

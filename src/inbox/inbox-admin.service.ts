@@ -216,6 +216,8 @@ export class InboxAdminService {
     const maxId = await this.repository.maxId();
     const result: BulkReplayResult = { count: 0, dryRun, batches: 0, byStatus: {}, refused: {} };
     const refusedIds: string[] = [];
+    const started = this.clock.now().getTime();
+    const pace = this.config.worker.bulkReplayPerSecond;
     let afterId = '0';
     for (;;) {
       const rows = await this.repository.candidates(filter, statuses, afterId, maxId, BULK_REPLAY_BATCH);
@@ -240,7 +242,10 @@ export class InboxAdminService {
       } else if (ids.length > 0) {
         const batch = result.batches + 1;
         const changes = await runInTransaction(this.dataSource, async (tx) => {
-          const changed = await this.repository.replayIds(tx, filter, statuses, ids, this.clock.now());
+          // Paced: each batch falls due when the ones before it would have been taken at BULK_REPLAY_PER_SECOND,
+          // so the same tenant's live events (due when accepted) are claimed between the batches, not after all of them.
+          const due = pace > 0 ? new Date(Math.max(this.clock.now().getTime(), started + (result.count * 1000) / pace)) : this.clock.now();
+          const changed = await this.repository.replayIds(tx, filter, statuses, ids, due);
           if (changed.length > 0) {
             await this.audit.record(tx, who, {
               action: 'inbox.replay_bulk',

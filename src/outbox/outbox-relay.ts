@@ -45,37 +45,90 @@ async function withTimeout<T>(ms: number, task: (signal: AbortSignal) => Promise
   }
 }
 
-/** Caps requests in flight per destination. */
+/**
+ * How long, at a destination's measured pace, a claimed entry may wait in this instance for a
+ * request slot while several tenants have entries due there: what a round claims beyond that
+ * would hold up the next claim, which takes the next tenant's turn (issue 34).
+ */
+export const RELAY_QUEUE_TARGET_MS = 25;
+
+/**
+ * Caps requests in flight per destination, starts the waiting ones by tenant in turn (first come
+ * within a tenant), and sizes what the rounds may claim for it.
+ */
 class Semaphore {
   private active = 0;
-  private readonly waiting: (() => void)[] = [];
+  /** Waiting requests by tenant, each tenant's in arrival order; a Map iterates in insertion order. */
+  private readonly waiting = new Map<string, (() => void)[]>();
+  private queued = 0;
+  /** A request's duration here, ms (moving average); undefined until one has finished. */
+  private meanMs?: number;
+  /** The last claim took entries of one tenant only (or none): nobody else's turn to keep short. */
+  solo = true;
 
   constructor(private readonly limit: number) {}
 
   /**
-   * Requests a round may still claim for this destination: what starts at once and one more
-   * wave behind it. A claim beyond would wait here behind the rounds before it, in arrival order,
-   * and hold up the next claim, which serves the tenants in turn (issue 34).
+   * Entries the rounds may hold for this destination, sending or waiting. One tenant alone: two
+   * batches (two rounds overlap), the fewest statements per delivery. Several: as many as start
+   * within RELAY_QUEUE_TARGET_MS at the measured pace, at least two waves of requests, so the
+   * next claim comes soon.
+   */
+  private get capacity(): number {
+    if (this.solo) return Math.max(2 * this.limit, 2 * RELAY_BATCH_SIZE);
+    const waves = this.meanMs === undefined ? 2 : Math.floor(RELAY_QUEUE_TARGET_MS / this.meanMs);
+    return Math.min(2 * RELAY_BATCH_SIZE, this.limit * Math.max(2, waves));
+  }
+
+  /**
+   * Entries a round may claim for this destination now. With requests in flight, nothing until a
+   * wave's worth of slots (the concurrency) is free: a round costs the same statements whatever
+   * its size, and rounds of one or two entries each had cost the drain a quarter of its rate.
    */
   get room(): number {
-    return Math.max(0, 2 * this.limit - this.active - this.waiting.length);
+    const room = Math.max(0, this.capacity - this.active - this.queued);
+    return this.active > 0 && room < this.limit ? 0 : room;
   }
 
   /** A request would start at once. */
   get free(): boolean {
-    return this.active < this.limit && this.waiting.length === 0;
+    return this.active < this.limit && this.queued === 0;
   }
 
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    else this.active++;
+  async run<T>(tenant: string, task: () => Promise<T>): Promise<T> {
+    if (this.active >= this.limit) {
+      await new Promise<void>((resolve) => {
+        const queue = this.waiting.get(tenant);
+        if (queue) queue.push(resolve);
+        else this.waiting.set(tenant, [resolve]);
+        this.queued++;
+      });
+    } else {
+      this.active++;
+    }
+    const started = performance.now();
     try {
       return await task();
     } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.active--;
+      const ms = performance.now() - started;
+      this.meanMs = this.meanMs === undefined ? ms : this.meanMs + (ms - this.meanMs) / 16;
+      this.startNext();
     }
+  }
+
+  /** Hands the freed slot to the first tenant in line, which then goes to the back of the line. */
+  private startNext(): void {
+    const first = this.waiting.entries().next();
+    if (first.done) {
+      this.active--;
+      return;
+    }
+    const [tenant, queue] = first.value;
+    const next = queue.shift()!;
+    this.waiting.delete(tenant);
+    if (queue.length > 0) this.waiting.set(tenant, queue);
+    this.queued--;
+    next();
   }
 }
 
@@ -135,8 +188,10 @@ export class OutboxRelay implements RelayIntake {
   /** The last claim came back full: claimed rounds drain the backlog before anything is handed over. */
   private backlog = false;
   private readonly handedRounds = new Set<Promise<void>>();
-  /** A round found a destination without room (Semaphore.room): the next request to finish wakes the scheduler. */
-  private starved = false;
+  /** The last round took a destination's whole budget: the scheduler follows it with another at once. */
+  private full = false;
+  /** Destinations a round found without room (Semaphore.room): the request that makes room there wakes the scheduler. */
+  private readonly starved = new Set<string>();
   private wakeOnRoom?: () => void;
 
   constructor(
@@ -199,22 +254,37 @@ export class OutboxRelay implements RelayIntake {
       this.clock.now(),
       (name) => {
         const room = this.room(name);
-        if (room === 0) this.starved = true;
+        if (room === 0) this.starved.add(name);
         return room;
       },
       leaseMs,
     );
     const budgets = new Map<string, number>();
     for (const [name, admission] of admissions) if (admission.grant > 0) budgets.set(name, admission.grant);
-    if (budgets.size === 0) return 0;
+    if (budgets.size === 0) {
+      // Nothing admitted (no room, an open circuit, no tokens): no round at once; a wake, a tick or a poll brings the next.
+      this.full = false;
+      return 0;
+    }
     const claimedAt = this.clock.now();
     const { entries, held } = await this.repository.claim(lease, claimedAt, leaseMs, budgets, RELAY_BATCH_SIZE);
     const claimed = new Map<string, number>();
-    for (const e of entries) claimed.set(e.destination, (claimed.get(e.destination) ?? 0) + 1);
+    const tenants = new Map<string, Set<string>>();
+    for (const e of entries) {
+      claimed.set(e.destination, (claimed.get(e.destination) ?? 0) + 1);
+      const seen = tenants.get(e.destination);
+      if (seen) seen.add(e.tenantId);
+      else tenants.set(e.destination, new Set([e.tenantId]));
+    }
+    // A claim serves every tenant with due entries in turn: entries of one tenant alone mean no other had any.
+    for (const name of budgets.keys()) this.solo(name, (tenants.get(name)?.size ?? 0) <= 1);
     this.backlog = held.length >= RELAY_BATCH_SIZE || [...budgets].some(([name, budget]) => (claimed.get(name) ?? 0) >= budget);
+    const full = this.backlog;
     await this.gates.giveBack(admissions, claimed);
     for (const h of held) this.metrics.heldBack(h.destination);
     if (entries.length > 0) await this.deliver(lease, new Date(claimedAt.getTime() + leaseMs), entries);
+    // Read by the scheduler as this round ends (an overlapping round's claim may have written it meanwhile).
+    this.full = full;
     return entries.length + held.length;
   }
 
@@ -290,7 +360,7 @@ export class OutboxRelay implements RelayIntake {
     const limit = this.limit(entry.destination, destination);
     const facts: AttemptFacts = {};
     try {
-      const result = await limit.run(async () => {
+      const result = await limit.run(entry.tenantId, async () => {
         const now = this.clock.now().getTime();
         if (now > sendBy) return 'deferred: the round ran out of lease time';
         if (!watch.mayStart(now)) return 'deferred: the destination looked down or asked for a pause in this round';
@@ -305,8 +375,8 @@ export class OutboxRelay implements RelayIntake {
       const result = { kind: 'retry' as const, error: `destination error: ${(error as Error).message}`, outcomeUnknown: true };
       return Object.assign(this.outcome(entry, result), facts);
     } finally {
-      if (this.starved) {
-        this.starved = false;
+      if (this.starved.has(entry.destination) && this.room(entry.destination) > 0) {
+        this.starved.delete(entry.destination);
         this.wakeOnRoom?.();
       }
     }
@@ -388,14 +458,22 @@ export class OutboxRelay implements RelayIntake {
     return destination ? Math.min(RELAY_BATCH_SIZE, this.limit(name, destination).room) : RELAY_BATCH_SIZE;
   }
 
+  private solo(name: string, solo: boolean): void {
+    const destination = this.destinations.get(name);
+    if (destination) this.limit(name, destination).solo = solo;
+  }
+
   private isFree(name: string): boolean {
     const destination = this.destinations.get(name);
     return destination !== undefined && this.limit(name, destination).free;
   }
 
-  /** The last claim took a destination's whole budget: more may be due at once. */
+  /**
+   * The last round took a destination's whole budget: more may be due at once. Not after a round
+   * that was admitted nothing, which would only ask again at once, in a loop, until room frees.
+   */
   get behind(): boolean {
-    return this.backlog;
+    return this.full;
   }
 
   private limit(name: string, destination: Destination): Semaphore {

@@ -1,11 +1,14 @@
+import request from 'supertest';
 import { InboxRepository } from '../../src/inbox/inbox.repository';
 import { OrdersService } from '../../src/orders/orders.service';
-import { TestApp, useTestApp } from '../support/test-app';
+import { OPERATOR_TOKEN, TestApp, useTestApp } from '../support/test-app';
 import { TestDatabase } from '../support/test-database';
 import { ENDPOINTS, worker } from './worker-fixtures';
 
 const TENANTS = ['acme', 'bravo', 'carol'];
 const LEASE_MS = 30_000;
+/** Slow enough that the test's own steps finish long before a bulk replay's second batch falls due. */
+const REPLAY_PACE = 100;
 
 /** `count` due payment events of `tenant`, inserted at once (a burst), oldest first by id. */
 async function burst(db: TestDatabase, tenant: string, count: number, prefix = tenant): Promise<void> {
@@ -27,7 +30,7 @@ describe('fairness: each claim serves the tenants with due work in turn (issue 3
   useTestApp(
     {
       endpoints: [...ENDPOINTS, ...TENANTS.slice(1).map((tenantId) => ({ ...ENDPOINTS[0], id: `stripe-${tenantId}`, tenantId }))],
-      env: { WORKER_LEASE_MS: String(LEASE_MS) },
+      env: { WORKER_LEASE_MS: String(LEASE_MS), BULK_REPLAY_PER_SECOND: String(REPLAY_PACE) },
     },
     (started) => ({ t, db } = started),
   );
@@ -90,5 +93,30 @@ describe('fairness: each claim serves the tenants with due work in turn (issue 3
       `SELECT count(*)::int AS untouched FROM webhook_inbox WHERE tenant_id = 'acme' AND attempts = 0 AND status = 'pending'`,
     );
     expect(untouched).toBe(700 - 510);
+  });
+
+  it("a bulk replay falls due at BULK_REPLAY_PER_SECOND: the same tenant's live event is claimed before the replay's later batches", async () => {
+    await burst(db, 'acme', 1200);
+    await db.query(`UPDATE webhook_inbox SET status = 'quarantined', completed_at = now()`);
+    const replay = await request(t.url)
+      .post('/admin/inbox/replay')
+      .set({ Authorization: `Bearer ${OPERATOR_TOKEN}` })
+      .send({ filter: { tenant: 'acme', status: 'quarantined' }, reason: 'mapping fixed', dryRun: false });
+    expect(replay.body).toMatchObject({ count: 1200, batches: 3 });
+    await burst(db, 'acme', 1, 'live');
+
+    // A batch of 500 at a time, each due when the ones before it would have been taken at the pace.
+    const batches = await db.query(
+      `SELECT count(*)::int AS n, round(extract(epoch FROM next_attempt_at - min(next_attempt_at) OVER ()) * 1000)::int AS after_ms
+         FROM webhook_inbox WHERE event_id LIKE 'acme\_%' GROUP BY next_attempt_at ORDER BY next_attempt_at`,
+    );
+    expect(batches.map((b: { n: number }) => b.n)).toEqual([500, 500, 200]);
+    expect(batches[1].after_ms).toBeGreaterThanOrEqual((500 * 1000) / REPLAY_PACE - 1000);
+    expect(batches[2].after_ms).toBeGreaterThanOrEqual((1000 * 1000) / REPLAY_PACE - 1000);
+
+    // Claimed now: the first batch and the live event after it, nothing of the later batches.
+    const claimed = await claim(1000);
+    expect(claimed).toHaveLength(501);
+    expect(claimed.filter((e) => e.eventId === 'live_1')).toHaveLength(1);
   });
 });

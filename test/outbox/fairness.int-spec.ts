@@ -1,4 +1,4 @@
-import { OutboxRelay } from '../../src/outbox/outbox-relay';
+import { OutboxRelay, RELAY_BATCH_SIZE } from '../../src/outbox/outbox-relay';
 import { OutboxRepository } from '../../src/outbox/outbox.repository';
 import { FakeDestination, startFakeErp } from '../support/fake-destinations';
 import { startTestApp, TestApp, useTestApp } from '../support/test-app';
@@ -31,7 +31,7 @@ describe("fairness: one tenant's backlog at a destination does not delay another
   });
 });
 
-describe('the relay claims only what a destination can start soon, so the next claim (and the next tenant) comes soon', () => {
+describe('while tenants share a destination, the relay claims what it can start soon, so the next claim (and the next tenant) comes soon', () => {
   let db: TestDatabase;
   let erp: FakeDestination;
   let t: TestApp;
@@ -46,11 +46,24 @@ describe('the relay claims only what a destination can start soon, so the next c
     await db?.drop();
   });
 
-  it('a round takes twice the concurrency, not a batch', async () => {
-    for (let i = 0; i < 20; i++) await insertErpRow(db, `c${i}`, 'acme');
-    expect(await t.app.get(OutboxRelay).runOnce()).toBe(4);
-    expect(erp.posts()).toHaveLength(4);
-    const [{ pending }] = await db.query(`SELECT count(*)::int AS pending FROM outbox WHERE status = 'pending'`);
-    expect(pending).toBe(16);
+  afterEach(async () => {
+    erp.failAlways(undefined);
+    await db.query(`DELETE FROM outbox`);
+  });
+
+  it('while two tenants have entries due, a round takes twice the concurrency at a slow pace; one tenant alone, a batch', async () => {
+    // 40 ms a request: more than the 25 ms an entry may wait here, so the bound is two waves of requests.
+    erp.failAlways({ kind: 'slow', ms: 40 });
+    for (let i = 0; i < 200; i++) await insertErpRow(db, `a${i}`, 'acme');
+    for (let i = 0; i < 100; i++) await insertErpRow(db, `b${i}`, 'bravo');
+    const relay = t.app.get(OutboxRelay);
+    // The first claim finds both tenants; each round after it takes two waves of the concurrency (2).
+    expect(await relay.runOnce()).toBe(64);
+    expect(await relay.runOnce()).toBe(4);
+    expect(await relay.runOnce()).toBe(4);
+    await db.query(`DELETE FROM outbox WHERE tenant_id = 'bravo'`);
+    // acme alone: the round after the one that finds it alone takes a batch.
+    await relay.runOnce();
+    expect(await relay.runOnce()).toBe(RELAY_BATCH_SIZE);
   });
 });
