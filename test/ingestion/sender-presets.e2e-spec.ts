@@ -597,7 +597,11 @@ describe('provider "sender": the built-in presets, each through the real route',
       .post(`/webhooks/${endpoint}${path}`)
       .set({ 'content-type': d.contentType ?? 'application/json', ...d.headers })
       .send(d.body);
-  const rows = () => db.query('SELECT event_id, event_type, verified_with, payload, payload_sha256 FROM webhook_inbox ORDER BY id');
+  const rows = () =>
+    db.query(
+      `SELECT i.event_id, i.event_type, i.verified_with, p.payload, i.payload_sha256
+         FROM webhook_inbox i LEFT JOIN webhook_inbox_payloads p ON p.day = i.payload_day AND p.inbox_id = i.id ORDER BY i.id`,
+    );
 
   describe.each(PRESETS.map((p) => [p.preset, p] as const))('%s', (_, preset) => {
     const endpoint = endpointOf(preset);
