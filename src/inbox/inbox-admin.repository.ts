@@ -31,7 +31,7 @@ import { ScopeBacklog, ScopeMinute, toScopeBacklogs } from '../common/activity';
 import { payloadKept } from './inbox.queries';
 import { InboxPayloads, StoredPayload } from './inbox-payloads';
 import { ReplayCandidate } from './acceptance';
-import { IdentityRow } from './inbox.repository';
+import { IdentityRow, inboxEventOf } from './inbox.repository';
 import { PayloadErasure, PayloadEraser, UnreadablePayload } from './inbox.types';
 import {
   InboxActivity,
@@ -118,22 +118,7 @@ export class InboxAdminRepository {
     const r = rows[0];
     if (!r) return undefined;
     const opened = this.payloads.open({ ...r, payload_sealed: r.payload_sealed ?? null });
-    const event: InboxEvent = {
-      id: String(r.id),
-      sourceScope: r.source_scope,
-      eventId: r.event_id,
-      tenantId: r.tenant_id,
-      provider: r.provider,
-      endpointId: r.endpoint_id,
-      eventType: r.event_type,
-      payload: opened.ok ? opened.payload : undefined,
-      unreadable: opened.ok ? undefined : { reason: opened.reason, message: opened.message },
-      attempts: 0,
-      receivedAt: r.received_at,
-      sourceFacts: r.source_facts,
-      lease: 'effect-preview',
-      traceContext: null,
-    };
+    const event = inboxEventOf(r, opened, { lease: 'effect-preview', attempts: 0, traceContext: null });
     return { event, candidate: toCandidate(r), payloadPurged: r.payload_purged, storedReading: r.confirmation ?? undefined };
   }
 

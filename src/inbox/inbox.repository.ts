@@ -178,22 +178,7 @@ export class InboxRepository {
     rows.sort((a, b) => Number(a.turn) - Number(b.turn) || compareIds(a.id, b.id));
     return rows.map((r) => {
       const opened: OpenedPayload = r.payload_moved ? PAYLOAD_MOVING : this.payloads.open(r);
-      return {
-        id: String(r.id),
-        sourceScope: r.source_scope,
-        eventId: r.event_id,
-        tenantId: r.tenant_id,
-        provider: r.provider,
-        endpointId: r.endpoint_id,
-        eventType: r.event_type,
-        payload: opened.ok ? opened.payload : undefined,
-        unreadable: opened.ok ? undefined : { reason: opened.reason, message: opened.message },
-        attempts: r.attempts,
-        receivedAt: r.received_at,
-        sourceFacts: r.source_facts,
-        lease,
-        traceContext: r.trace_context,
-      };
+      return inboxEventOf(r, opened, { lease, attempts: r.attempts, traceContext: r.trace_context });
     });
   }
 
@@ -368,6 +353,30 @@ export class InboxRepository {
 }
 
 /** The event as a claim would have read it back: the payload as stored (after `omit`), no attempt yet. */
+/** A row as the worker is handed it: its payload opened (or why it could not be), under `claim`. */
+export function inboxEventOf(
+  r: Omit<IdentityRow, 'id'> & { id: string | number; received_at: Date; source_facts: SourceFacts | null },
+  opened: OpenedPayload,
+  claim: { lease: string; attempts: number; traceContext: string | null },
+): InboxEvent {
+  return {
+    id: String(r.id),
+    sourceScope: r.source_scope,
+    eventId: r.event_id,
+    tenantId: r.tenant_id,
+    provider: r.provider,
+    endpointId: r.endpoint_id,
+    eventType: r.event_type,
+    payload: opened.ok ? opened.payload : undefined,
+    unreadable: opened.ok ? undefined : { reason: opened.reason, message: opened.message },
+    attempts: claim.attempts,
+    receivedAt: r.received_at,
+    sourceFacts: r.source_facts,
+    lease: claim.lease,
+    traceContext: claim.traceContext,
+  };
+}
+
 function claimedEvent(r: AcceptRequest, row: AcceptRow, lease: string): InboxEvent {
   return {
     id: String(row.id),

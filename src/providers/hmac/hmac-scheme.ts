@@ -5,11 +5,22 @@ import { z } from 'zod';
  * "hmac". Every field says where a value comes from; anything taken from an
  * unsigned header must say `"unsigned": true`.
  */
-const headerName = z
+export const headerName = z
   .string()
   .regex(/^[A-Za-z0-9-]{1,100}$/, 'a header name (letters, digits, "-")')
   .transform((name) => name.toLowerCase());
-const pointer = z.string().regex(/^(\/([^~/]|~[01])*)+$/, 'a JSON pointer into the body, e.g. "/event/id"');
+export const pointer = z.string().regex(/^(\/([^~/]|~[01])*)+$/, 'a JSON pointer into the body, e.g. "/event/id"');
+
+/** Where a sender's timestamp is, and its form. */
+export const timestampSource = z
+  .object({
+    header: headerName.optional(),
+    /** In the signature header's pairs (`signature.pairs.timestamp`). */
+    inSignature: z.literal(true).optional(),
+    pointer: pointer.optional(),
+    format: z.enum(['unix-seconds', 'unix-milliseconds', 'iso8601']).default('unix-seconds'),
+  })
+  .strict();
 
 const fromHeader = z.object({ header: headerName, unsigned: z.literal(true).optional() }).strict();
 const fromBody = z.object({ pointer }).strict();
@@ -39,16 +50,7 @@ export const hmacSettingsSchema = z
       .strict(),
     /** What is signed: the body, or a template of `{timestamp}`, `{id}` and `{body}` with literal separators. */
     signed: z.union([z.literal('body'), z.object({ template: z.string().min(1) }).strict()]).default('body'),
-    timestamp: z
-      .object({
-        header: headerName.optional(),
-        /** In the signature header's pairs (`signature.pairs.timestamp`). */
-        inSignature: z.literal(true).optional(),
-        pointer: pointer.optional(),
-        format: z.enum(['unix-seconds', 'unix-milliseconds', 'iso8601']).default('unix-seconds'),
-      })
-      .strict()
-      .optional(),
+    timestamp: timestampSource.optional(),
     eventId: z.union([fromHeader, fromBody]),
     eventType: z.union([fromHeader, fromBody]),
   })

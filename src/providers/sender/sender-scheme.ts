@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isPointer } from '../hmac/hmac-scheme';
+import { headerName, isPointer, pointer, timestampSource } from '../hmac/hmac-scheme';
 
 /**
  * How one sender signs, answers its handshakes and names its events, as
@@ -8,11 +8,6 @@ import { isPointer } from '../hmac/hmac-scheme';
  * endpoint). Values are templates: literal text and `{placeholders}` (see
  * PLACEHOLDERS); what is signed says which of them verification covers.
  */
-const headerName = z
-  .string()
-  .regex(/^[A-Za-z0-9-]{1,100}$/, 'a header name (letters, digits, "-")')
-  .transform((name) => name.toLowerCase());
-const pointer = z.string().regex(/^(\/([^~/]|~[01])*)+$/, 'a JSON pointer into the body, e.g. "/event/id"');
 const template = z.string().min(1).max(500);
 
 const certificateSchema = z
@@ -105,15 +100,7 @@ export const senderSettingsSchema = z
     signed: template.default('{body}'),
     /** Each element of this body array is signed on its own (Adyen's notification items): every one must verify. */
     items: z.object({ pointer, each: pointer.optional() }).strict().optional(),
-    timestamp: z
-      .object({
-        header: headerName.optional(),
-        inSignature: z.literal(true).optional(),
-        pointer: pointer.optional(),
-        format: z.enum(['unix-seconds', 'unix-milliseconds', 'iso8601']).default('unix-seconds'),
-      })
-      .strict()
-      .optional(),
+    timestamp: timestampSource.optional(),
     eventId: template,
     eventType: template,
     /** Headers read though not signed, said knowingly (an id header a captured body could be replayed under). */
