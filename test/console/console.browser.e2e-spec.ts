@@ -231,6 +231,8 @@ if (!haveChromium && process.env.CI !== 'true') {
     expect(await (await page.waitForSelector('[data-test=error]')).textContent()).toContain('inbox_event_not_found');
     await page.goto(`${t.url}/console/#/inbox/${acmeIds[0]}`);
     await page.waitForSelector('[data-test=timeline-entry]');
+    // The payload is its own request: wait for it rather than count while it is in flight.
+    await page.waitForSelector('[data-test=payload]');
     expect(await page.locator('[data-test=payload]').count()).toBe(1);
 
     await page.click('nav >> text=Outbox');
