@@ -349,7 +349,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Backlog, oldest pending age, attempts, recurring failures, accept-to-done latency (last hour), rates and open work per endpoint (last 5 minutes) */
+        /** Backlog, oldest pending age, attempts, recurring failures, accept-to-done latency (last hour), rates and open work per endpoint (last 5 minutes), and the worker limits of tenants and endpoints */
         get: operations["AdminStatsController_stats"];
         put?: never;
         post?: never;
@@ -868,6 +868,23 @@ export interface components {
             quarantined: number;
             acceptedPerMinute: number;
         };
+        WorkerLimit: {
+            /** @enum {string} */
+            kind: "tenant" | "endpoint";
+            name: string;
+            tenantId: string;
+            /** @description at most this many of its events processing at once, over every instance */
+            concurrency?: number;
+            /** @description at most this many of its events started per second, in bursts of up to `burst` */
+            perSecond?: number;
+            burst?: number;
+            /** @description its events processing now, on every instance */
+            inFlight: number;
+            /** @description its pending events due now (counted up to 100,000) */
+            due: number;
+            /** @description its rate's events that may start now */
+            tokens?: number;
+        };
         Stats: {
             /** Format: date-time */
             at: string;
@@ -915,6 +932,7 @@ export interface components {
                 deliveredPerMinute: number;
             };
             byEndpoint: components["schemas"]["EndpointStats"][];
+            workerLimits: components["schemas"]["WorkerLimit"][];
         };
         SeriesPoint: {
             /** Format: date-time */

@@ -2,6 +2,7 @@ import { Controller, Get, UseGuards } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Clock } from '../common/clock';
 import { InboxAdminService } from '../inbox/inbox-admin.service';
+import { WorkerLimits } from '../inbox/worker-limits';
 import { OutboxAdminService } from '../outbox/outbox-admin.service';
 import { AdminAuthGuard } from './admin-auth.guard';
 import { AdminPrincipal, scopeOf } from './admin-auth';
@@ -23,22 +24,24 @@ export class AdminStatsController {
     private readonly inbox: InboxAdminService,
     private readonly outbox: OutboxAdminService,
     private readonly clock: Clock,
+    private readonly limits: WorkerLimits,
   ) {}
 
   @Get()
   @ApiOperation({
     summary:
-      'Backlog, oldest pending age, attempts, recurring failures, accept-to-done latency (last hour), rates and open work per endpoint (last 5 minutes)',
+      'Backlog, oldest pending age, attempts, recurring failures, accept-to-done latency (last hour), rates and open work per endpoint (last 5 minutes), and the worker limits of tenants and endpoints',
   })
   @ApiZodResponse(200, stats)
   async stats(@CurrentAdmin() who: AdminPrincipal) {
     const now = this.clock.now();
     const rateSince = new Date(now.getTime() - RATE_WINDOW_MS);
-    const [inbox, outbox, activity, delivered] = await Promise.all([
+    const [inbox, outbox, activity, delivered, workerLimits] = await Promise.all([
       this.inbox.stats(new Date(now.getTime() - LATENCY_WINDOW_MS), scopeOf(who)),
       this.outbox.stats(scopeOf(who)),
       this.inbox.activitySince(rateSince, scopeOf(who)),
       this.outbox.deliveredSince(rateSince, scopeOf(who)),
+      this.limits.state(scopeOf(who)),
     ]);
     const perMinute = (n: number) => n / (RATE_WINDOW_MS / 60_000);
     return {
@@ -66,6 +69,7 @@ export class AdminStatsController {
         deliveredPerMinute: perMinute(delivered),
       },
       byEndpoint: activity.byEndpoint.map(({ accepted, ...open }) => ({ ...open, acceptedPerMinute: perMinute(accepted) })),
+      workerLimits,
     };
   }
 }

@@ -276,6 +276,21 @@ export const endpointStats = named(
   obj({ endpoint: z.string(), pending: z.number(), processing: z.number(), quarantined: z.number(), acceptedPerMinute: z.number() }),
 );
 
+export const workerLimit = named(
+  'WorkerLimit',
+  obj({
+    kind: z.enum(['tenant', 'endpoint']),
+    name: z.string(),
+    tenantId: z.string(),
+    concurrency: z.number().optional().describe('at most this many of its events processing at once, over every instance'),
+    perSecond: z.number().optional().describe('at most this many of its events started per second, in bursts of up to `burst`'),
+    burst: z.number().optional(),
+    inFlight: z.number().describe('its events processing now, on every instance'),
+    due: z.number().describe('its pending events due now (counted up to 100,000)'),
+    tokens: z.number().optional().describe("its rate's events that may start now"),
+  }),
+);
+
 export const stats = named(
   'Stats',
   obj({
@@ -304,6 +319,7 @@ export const stats = named(
     }),
     rates: obj({ windowSeconds: z.number(), acceptedPerMinute: z.number(), donePerMinute: z.number(), deliveredPerMinute: z.number() }),
     byEndpoint: z.array(endpointStats),
+    workerLimits: z.array(workerLimit),
   }),
 );
 

@@ -77,6 +77,15 @@ export interface EndpointConfig {
   settings?: Readonly<Record<string, unknown>>;
   /** JSON paths (dot-separated keys) dropped from the body before it is stored; the digest stays the raw bytes'. */
   omit?: readonly string[];
+  /** The worker's limits for this endpoint's events (src/inbox/worker-limits.ts). */
+  limits?: WorkLimits;
+}
+
+/** At most `concurrency` events processed at once, `perSecond` started per second (bursts of `burst`), across instances. */
+export interface WorkLimits {
+  concurrency?: number;
+  perSecond?: number;
+  burst?: number;
 }
 
 /** One key of the payload key ring: AES-256-GCM, 32 bytes. */
@@ -109,6 +118,8 @@ export interface AppConfig {
   port: number;
   endpointsFile: string;
   endpoints: ReadonlyMap<string, EndpointConfig>;
+  /** The worker's limits per tenant (the endpoints file's `tenants`); an endpoint's own are on it. */
+  tenantLimits: ReadonlyMap<string, WorkLimits>;
   adminTokens: AdminToken[];
   /** Dev mode only: the generated operator token, printed once at start. */
   generatedAdminToken?: string;

@@ -36,6 +36,21 @@ const apiSchema = z
     org: z.string().min(1).optional(),
   })
   .strict();
+/**
+ * A worker limit of a tenant or an endpoint (issue 34): at most `concurrency` of its events
+ * processed at once, and `perSecond` started per second (bursts up to `burst`, by default a
+ * second's worth), over every instance together.
+ */
+export const workLimitsSchema = z
+  .object({
+    concurrency: z.number().int().min(1).max(10_000).optional(),
+    perSecond: z.number().positive().max(100_000).optional(),
+    burst: z.number().int().min(1).max(100_000).optional(),
+  })
+  .strict()
+  .refine((l) => l.concurrency !== undefined || l.perSecond !== undefined, { message: 'a limit needs "concurrency", "perSecond" or both' })
+  .refine((l) => l.burst === undefined || l.perSecond !== undefined, { message: '"burst" is the bucket of "perSecond": give both' });
+
 /** `data.object.shipping`: object keys only; an array on the way applies the rest of the path to each element. */
 export const JSON_PATH = /^[A-Za-z0-9_$-]{1,100}(\.[A-Za-z0-9_$-]{1,100}){0,19}$/;
 
@@ -67,9 +82,17 @@ export const endpointSchema = z
       .array(z.string().regex(JSON_PATH, 'a JSON path of dot-separated keys (letters, digits, "_", "-", "$"), e.g. data.object.shipping'))
       .min(1)
       .optional(),
+    limits: workLimitsSchema.optional(),
   })
   .strict();
 
-export const endpointsFileSchema = z.object({ endpoints: z.array(endpointSchema) }).strict();
+const tenantSchema = z
+  .object({
+    id: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, ".", "_" or "-" (1-100)'),
+    limits: workLimitsSchema,
+  })
+  .strict();
+
+export const endpointsFileSchema = z.object({ endpoints: z.array(endpointSchema), tenants: z.array(tenantSchema).optional() }).strict();
 
 export type EndpointsFile = z.infer<typeof endpointsFileSchema>;

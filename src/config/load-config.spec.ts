@@ -6,9 +6,9 @@ import { ConfigError } from './config.error';
 import { settingsFor } from './destinations';
 import { Env, loadConfig } from './load-config';
 
-function endpointsFile(endpoints: unknown[]): string {
+function endpointsFile(endpoints: unknown[], tenants?: unknown[]): string {
   const file = join(mkdtempSync(join(tmpdir(), 'wi-config-')), 'endpoints.json');
-  writeFileSync(file, JSON.stringify({ endpoints }));
+  writeFileSync(file, JSON.stringify({ endpoints, ...(tenants && { tenants }) }));
   return file;
 }
 
@@ -20,8 +20,8 @@ const stripe = (overrides: Record<string, unknown> = {}) => ({
   ...overrides,
 });
 
-function load(env: Env, endpoints: unknown[] = [stripe()]) {
-  return loadConfig({ WEBHOOK_ENDPOINTS_FILE: endpointsFile(endpoints), STRIPE_SECRET_ACME: 'whsec_x', ...env });
+function load(env: Env, endpoints: unknown[] = [stripe()], tenants?: unknown[]) {
+  return loadConfig({ WEBHOOK_ENDPOINTS_FILE: endpointsFile(endpoints, tenants), STRIPE_SECRET_ACME: 'whsec_x', ...env });
 }
 
 /** Everything production requires besides the endpoints file. */
@@ -371,6 +371,26 @@ describe('payload key ring (PAYLOAD_KEYS, PAYLOAD_KEYS_FILE)', () => {
     const error = errorOf(() => load(env));
     expect(error).toBe(message);
     expect(error).not.toContain(k1.slice(0, 20));
+  });
+
+  it('reads worker limits of endpoints and tenants, and refuses a limit that says nothing or names no tenant', () => {
+    const config = load({}, [stripe({ limits: { perSecond: 20 } })], [{ id: 'acme', limits: { concurrency: 4 } }]);
+    expect(config.endpoints.get('stripe-acme')!.limits).toEqual({ perSecond: 20 });
+    expect(config.tenantLimits).toEqual(new Map([['acme', { concurrency: 4 }]]));
+    expect(load({}).tenantLimits.size).toBe(0);
+    expect(errorOf(() => load({}, [stripe({ limits: {} })]))).toMatch(
+      /endpoints\.0\.limits: a limit needs "concurrency", "perSecond" or both/,
+    );
+    expect(errorOf(() => load({}, [stripe({ limits: { concurrency: 2, burst: 5 } })]))).toMatch(/"burst" is the bucket of "perSecond"/);
+    expect(errorOf(() => load({}, [stripe()], [{ id: 'acme', limits: { concurrency: 0 } }]))).toMatch(/tenants\.0\.limits\.concurrency/);
+    expect(errorOf(() => load({}, [stripe()], [{ id: 'acmee', limits: { concurrency: 2 } }]))).toMatch(
+      /tenants\.0\.id: no endpoint has tenant "acmee"/,
+    );
+    const twice = [
+      { id: 'acme', limits: { concurrency: 2 } },
+      { id: 'acme', limits: { perSecond: 2 } },
+    ];
+    expect(errorOf(() => load({}, [stripe()], twice))).toMatch(/tenants\.1\.id: duplicate tenant "acme"/);
   });
 
   it('validates omit paths', () => {

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { AdminRole, AdminToken, ApiKey, AppConfig, EndpointApi, EndpointConfig, PayloadKeyConfig, Role } from './app-config';
+import { AdminRole, AdminToken, ApiKey, AppConfig, EndpointApi, EndpointConfig, PayloadKeyConfig, Role, WorkLimits } from './app-config';
 import { ConfigError } from './config.error';
 import { parseDatabaseUrl } from './database-url';
 import { loadDestinationVariables } from './destinations';
@@ -200,7 +200,12 @@ function loadApi(api: ApiInput, where: string, env: Env, limits: ApiLimits): End
   };
 }
 
-function loadEndpoints(file: string, env: Env, production: boolean, limits: ApiLimits): Map<string, EndpointConfig> {
+function loadEndpoints(
+  file: string,
+  env: Env,
+  production: boolean,
+  limits: ApiLimits,
+): { endpoints: Map<string, EndpointConfig>; tenantLimits: Map<string, WorkLimits> } {
   let json: unknown;
   try {
     json = JSON.parse(readFileSync(file, 'utf8'));
@@ -256,9 +261,18 @@ function loadEndpoints(file: string, env: Env, production: boolean, limits: ApiL
       api: e.api ? loadApi(e.api, `WEBHOOK_ENDPOINTS_FILE: ${file}: endpoints.${index}`, env, limits) : undefined,
       settings: e.settings,
       omit: e.omit,
+      limits: e.limits,
     });
   }
-  return endpoints;
+  const tenantLimits = new Map<string, WorkLimits>();
+  const tenants = new Set([...endpoints.values()].map((e) => e.tenantId));
+  for (const [index, t] of (parsed.data.tenants ?? []).entries()) {
+    // A limit on a tenant no endpoint has is a typo that would leave the real one unlimited.
+    if (!tenants.has(t.id)) throw new ConfigError(`WEBHOOK_ENDPOINTS_FILE: ${file}: tenants.${index}.id: no endpoint has tenant "${t.id}"`);
+    if (tenantLimits.has(t.id)) throw new ConfigError(`WEBHOOK_ENDPOINTS_FILE: ${file}: tenants.${index}.id: duplicate tenant "${t.id}"`);
+    tenantLimits.set(t.id, t.limits);
+  }
+  return { endpoints, tenantLimits };
 }
 
 const KEY_ID = /^[A-Za-z0-9._-]{1,32}$/;
@@ -386,7 +400,7 @@ export function loadConfig(env: Env): AppConfig {
     );
   }
 
-  const endpoints = loadEndpoints(endpointsFile, env, production, { production, allowHttp, identityDays });
+  const { endpoints, tenantLimits } = loadEndpoints(endpointsFile, env, production, { production, allowHttp, identityDays });
   checkTokenTenants(adminTokens, endpoints);
 
   return {
@@ -396,6 +410,7 @@ export function loadConfig(env: Env): AppConfig {
     port: int('PORT', env, 3000, 0, 65535),
     endpointsFile,
     endpoints,
+    tenantLimits,
     adminTokens,
     generatedAdminToken,
     destinations: loadDestinationVariables(env, relayTimeoutMs),

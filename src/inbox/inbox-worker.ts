@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { WorkerLimits } from './worker-limits';
 import { AcceptToDoneMetrics, WorkerMetrics } from './worker.metrics';
 import { InboxEventProcessor } from './inbox-event.processor';
 import { compareIds, InboxRepository, InsertClaim } from './inbox.repository';
@@ -55,6 +56,7 @@ export class InboxWorker implements WorkerIntake {
     private readonly clock: Clock,
     private readonly metrics: WorkerMetrics,
     private readonly latency: AcceptToDoneMetrics,
+    private readonly limits: WorkerLimits,
   ) {
     // Each lane holds one pooled connection; leave room for claims and the API.
     this.concurrency = Math.max(1, Math.min(8, config.databasePoolSize - 2));
@@ -80,7 +82,11 @@ export class InboxWorker implements WorkerIntake {
     if (!this.loop.started || this.loop.stopped || !this.quickBatches() || !free || this.loop.handed.length >= TRANSACTION_BATCH)
       return undefined;
     this.loop.handLease ??= this.nextLease();
-    return { lease: this.loop.handLease, until: new Date(this.clock.now().getTime() + this.config.worker.leaseMs) };
+    return {
+      lease: this.loop.handLease,
+      until: new Date(this.clock.now().getTime() + this.config.worker.leaseMs),
+      takes: this.limits.takes,
+    };
   }
 
   /** Events committed under an insertClaim lease: processed as claimed ones, after the coalescing gap. */
@@ -227,7 +233,8 @@ export class InboxWorker implements WorkerIntake {
   }
 
   private claim(limit: number): Promise<InboxEvent[]> {
-    return this.repository.claim(this.nextLease(), this.clock.now(), limit, this.config.worker.leaseMs);
+    const claim = this.limits.any ? this.limits : this.repository;
+    return claim.claim(this.nextLease(), this.clock.now(), limit, this.config.worker.leaseMs);
   }
 
   /**

@@ -20,6 +20,7 @@ import { InboxWorker } from './inbox-worker';
 import { WORKER_INTAKE } from './worker-intake.port';
 import { InboxWorkerScheduler } from './inbox-worker.scheduler';
 import { WorkerFaults } from './worker-faults';
+import { WorkerLimits } from './worker-limits';
 import { AcceptToDoneMetrics, WorkerMetrics } from './worker.metrics';
 import { ProviderApiModule } from '../provider-api/provider-api.module';
 
@@ -47,7 +48,8 @@ import { ProviderApiModule } from '../provider-api/provider-api.module';
     WorkerFaults,
     WorkerMetrics,
     AcceptToDoneMetrics,
+    WorkerLimits,
   ],
-  exports: [InboxService, IdentityKeys, InboxRetentionService, PayloadKeysService, InboxAdminService],
+  exports: [InboxService, IdentityKeys, InboxRetentionService, PayloadKeysService, InboxAdminService, WorkerLimits],
 })
 export class InboxModule {}

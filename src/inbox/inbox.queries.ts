@@ -123,6 +123,56 @@ const HISTORY_OF_EXPIRED = `lost AS (
     SELECT c.id, c.attempts, $1, e.locked_by, 'lease_expired', 'lease_expired' FROM expired e JOIN claimed c ON c.id = e.id
   )`;
 
+const CANDIDATES = `candidates AS (
+    SELECT d.id, d.next_attempt_at, row_number() OVER (PARTITION BY t.tenant_id ORDER BY d.next_attempt_at, d.id) AS turn
+      FROM tenants t
+     CROSS JOIN LATERAL (
+       SELECT i.id, i.next_attempt_at FROM webhook_inbox i
+        WHERE i.status = 'pending' AND i.tenant_id = t.tenant_id AND i.next_attempt_at <= greatest(${opaque(1, 'timestamptz')}, now())
+        ORDER BY i.next_attempt_at
+        LIMIT ${CANDIDATES_PER_TENANT}) d
+     WHERE t.tenant_id IS NOT NULL
+  )`;
+
+/**
+ * The claim's limits (issue 34, src/inbox/worker-limits.ts): $5 kinds ('tenant' or
+ * 'endpoint'), $6 names, $7 concurrency (NULL: none), $8 tokens of the rate (NULL: none).
+ * A key's budget in this claim is the smaller of its tokens and its concurrency less its
+ * events in `processing` now, on every instance (the caller holds the keys' bucket rows
+ * locked, so no other claim changes that count meanwhile). A tenant with no budget is
+ * skipped without reading its rows. An endpoint's budget cuts its rows out of its tenant's
+ * candidates, which are that tenant's CANDIDATES_PER_TENANT oldest due rows: an endpoint
+ * held back with a deeper backlog than that holds its tenant's other endpoints back too,
+ * until its backlog is paced through (a tenant's endpoints share its FIFO).
+ */
+const LIMITED_CANDIDATES = `limits AS (
+    SELECT l.kind, l.name,
+           greatest(0, least(coalesce(l.tokens, ${CANDIDATES_PER_TENANT}), coalesce(l.concurrency - f.in_flight, ${CANDIDATES_PER_TENANT}))) AS budget
+      FROM unnest(${opaque(5, 'text[]')}, ${opaque(6, 'text[]')}, ${opaque(7, 'int[]')}, ${opaque(8, 'int[]')}) AS l(kind, name, concurrency, tokens)
+     CROSS JOIN LATERAL (
+       SELECT count(*)::int AS in_flight FROM webhook_inbox i
+        WHERE i.status = 'processing' AND (CASE l.kind WHEN 'tenant' THEN i.tenant_id ELSE i.endpoint_id END) = l.name) f
+  ), candidates AS (
+    SELECT w.id, w.next_attempt_at, w.turn
+      FROM (SELECT p.id, p.next_attempt_at, p.tenant_id,
+                   row_number() OVER (PARTITION BY p.tenant_id ORDER BY p.next_attempt_at, p.id) AS turn
+              FROM (SELECT d.id, d.next_attempt_at, d.endpoint_id, t.tenant_id,
+                           row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id) AS endpoint_turn
+                      FROM tenants t
+                     CROSS JOIN LATERAL (
+                       SELECT i.id, i.next_attempt_at, i.endpoint_id FROM webhook_inbox i
+                        WHERE i.status = 'pending' AND i.tenant_id = t.tenant_id
+                          AND i.next_attempt_at <= greatest(${opaque(1, 'timestamptz')}, now())
+                        ORDER BY i.next_attempt_at
+                        LIMIT (SELECT CASE WHEN coalesce(min(budget), 1) > 0 THEN ${CANDIDATES_PER_TENANT} ELSE 0 END
+                                 FROM limits WHERE kind = 'tenant' AND name = t.tenant_id)) d
+                     WHERE t.tenant_id IS NOT NULL) p
+              LEFT JOIN limits e ON e.kind = 'endpoint' AND e.name = p.endpoint_id
+             WHERE p.endpoint_turn <= coalesce(e.budget, p.endpoint_turn)) w
+      LEFT JOIN limits tl ON tl.kind = 'tenant' AND tl.name = w.tenant_id
+     WHERE w.turn <= coalesce(tl.budget, w.turn)
+  )`;
+
 /**
  * Claims up to $3 due pending rows, the tenants with due work served in turn, and up
  * to $3 rows whose lease expired (index webhook_inbox_leased) for worker $2 until
@@ -144,7 +194,13 @@ const HISTORY_OF_EXPIRED = `lost AS (
  * Each claimed row comes back with its `turn`, so the worker starts every tenant's
  * first events first.
  */
-export const CLAIM = `
+export const CLAIM = claimStatement(false);
+
+/** CLAIM within the tenants' and endpoints' limits (LIMITED_CANDIDATES), for a worker that has some (src/inbox/worker-limits.ts). */
+export const LIMITED_CLAIM = claimStatement(true);
+
+function claimStatement(limited: boolean): string {
+  return `
   WITH RECURSIVE tenants AS (
     (SELECT tenant_id FROM webhook_inbox WHERE status = 'pending' ORDER BY tenant_id LIMIT 1)
     UNION ALL
@@ -152,16 +208,7 @@ export const CLAIM = `
              WHERE i.status = 'pending' AND i.tenant_id > t.tenant_id
              ORDER BY i.tenant_id LIMIT 1)
       FROM tenants t WHERE t.tenant_id IS NOT NULL
-  ), candidates AS (
-    SELECT d.id, d.next_attempt_at, row_number() OVER (PARTITION BY t.tenant_id ORDER BY d.next_attempt_at, d.id) AS turn
-      FROM tenants t
-     CROSS JOIN LATERAL (
-       SELECT i.id, i.next_attempt_at FROM webhook_inbox i
-        WHERE i.status = 'pending' AND i.tenant_id = t.tenant_id AND i.next_attempt_at <= greatest(${opaque(1, 'timestamptz')}, now())
-        ORDER BY i.next_attempt_at
-        LIMIT ${CANDIDATES_PER_TENANT}) d
-     WHERE t.tenant_id IS NOT NULL
-  ), due AS (
+  ), ${limited ? LIMITED_CANDIDATES : CANDIDATES}, due AS (
     SELECT locked.id, c.turn
       FROM (SELECT * FROM candidates ORDER BY turn, next_attempt_at LIMIT ${2 * CANDIDATES_PER_TENANT}) c
      CROSS JOIN LATERAL (
@@ -188,6 +235,7 @@ export const CLAIM = `
      WHERE i.id = p.id
     RETURNING ${EVENT_COLUMNS}, p.turn
   ), ${HISTORY_OF_EXPIRED}${WITH_PAYLOADS}`;
+}
 
 /**
  * Fenced completion of many events at once: only rows still held by claim $5

@@ -7,6 +7,7 @@ import { API_VERIFIED_WITH } from '../config/load-config';
 import {
   acceptMany,
   CLAIM,
+  LIMITED_CLAIM,
   DEFER,
   DELETE_ABANDONED,
   DELETE_IDENTITIES,
@@ -49,6 +50,16 @@ interface AcceptRow {
 export interface InsertClaim {
   lease: string;
   until: Date;
+  /** Whether the event of this tenant and endpoint may be claimed at its insert; false: left pending (a limit covers it). */
+  takes: (tenantId: string, endpointId: string) => boolean;
+}
+
+/** Per limited key (tenant or endpoint), in one order: its concurrency and its rate's tokens now (null: no such limit). */
+export interface ClaimLimits {
+  kinds: string[];
+  names: string[];
+  concurrency: (number | null)[];
+  tokens: (number | null)[];
 }
 
 /** The event identity: what the unique constraint says is "the same event". */
@@ -115,7 +126,7 @@ export class InboxRepository {
     const sorted = [...requests].sort((a, b) => compare(identity(a), identity(b)));
     const values = sorted.flatMap((r) => {
       const stored = this.payloads.store(r.sourceScope, r.eventId, r.payloadJson);
-      const claimed = claim !== undefined && r.status === 'pending';
+      const claimed = claim !== undefined && r.status === 'pending' && claim.takes(r.tenantId, r.endpointId);
       return [
         r.sourceScope,
         r.eventId,
@@ -173,7 +184,16 @@ export class InboxRepository {
    * ...), each turn in arrival order: the worker's first batches hold every tenant's first events.
    */
   async claim(lease: string, now: Date, limit: number, leaseMs: number): Promise<InboxEvent[]> {
-    const rows = await queryPrepared<ClaimedRow>(this.dataSource, 'inbox_claim', CLAIM, [now, lease, limit, leaseMs]);
+    return this.claimed(lease, await queryPrepared<ClaimedRow>(this.dataSource, 'inbox_claim', CLAIM, [now, lease, limit, leaseMs]));
+  }
+
+  /** The claim within each limited key's budget, in `tx`, which holds the keys' bucket rows (src/inbox/worker-limits.ts). */
+  async claimLimited(tx: UnitOfWork, lease: string, now: Date, limit: number, leaseMs: number, limits: ClaimLimits): Promise<InboxEvent[]> {
+    const values = [now, lease, limit, leaseMs, limits.kinds, limits.names, limits.concurrency, limits.tokens];
+    return this.claimed(lease, await tx.send<ClaimedRow>({ name: 'inbox_claim_limited', text: LIMITED_CLAIM, values }));
+  }
+
+  private claimed(lease: string, rows: ClaimedRow[]): InboxEvent[] {
     // UPDATE ... RETURNING has no order.
     rows.sort((a, b) => Number(a.turn) - Number(b.turn) || compareIds(a.id, b.id));
     return rows.map((r) => {

@@ -3,6 +3,7 @@ import { Gauge } from 'prom-client';
 import { Clock } from '../common/clock';
 import { InboxAdminService } from '../inbox/inbox-admin.service';
 import { InboxBacklog } from '../inbox/inbox.types';
+import { KeyLimitState, WorkerLimits } from '../inbox/worker-limits';
 import { OutboxAdminService } from '../outbox/outbox-admin.service';
 import { DestinationStateRow, OutboxBacklog } from '../outbox/outbox.types';
 import { MetricsRegistry } from '../observability/metrics.registry';
@@ -15,6 +16,7 @@ interface Snapshot {
   inbox: InboxBacklog;
   outbox: OutboxBacklog;
   destinations: DestinationStateRow[];
+  workerLimits: KeyLimitState[];
 }
 
 /**
@@ -31,6 +33,7 @@ export class BacklogMetrics {
     private readonly inbox: InboxAdminService,
     private readonly outbox: OutboxAdminService,
     private readonly clock: Clock,
+    private readonly limits: WorkerLimits,
   ) {
     const self = this;
     new Gauge({
@@ -106,6 +109,36 @@ export class BacklogMetrics {
         }
       },
     });
+    const limitGauge = (name: string, help: string, value: (k: KeyLimitState) => number | undefined) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['kind', 'name'],
+        registers: [registry],
+        async collect() {
+          this.reset();
+          for (const k of (await self.snapshot()).workerLimits) {
+            const v = value(k);
+            if (v !== undefined) this.set({ kind: k.kind, name: k.name }, v);
+          }
+        },
+      });
+    limitGauge(
+      'webhook_worker_limit_in_flight',
+      'Events processing now of a tenant or endpoint with a worker limit, on every instance',
+      (k) => k.inFlight,
+    );
+    limitGauge('webhook_worker_limit_concurrency', "A limited tenant's or endpoint's concurrency limit", (k) => k.concurrency);
+    limitGauge(
+      'webhook_worker_limit_due',
+      'Pending events due now of a tenant or endpoint with a worker limit (counted up to 100,000)',
+      (k) => k.due,
+    );
+    limitGauge(
+      'webhook_worker_limit_tokens',
+      "Events a rate-limited tenant or endpoint may start now (its rate's tokens)",
+      (k) => k.tokens,
+    );
     new Gauge({
       name: 'outbox_unresolved',
       help: 'Outbox entries whose outcome an operator must decide',
@@ -121,9 +154,12 @@ export class BacklogMetrics {
     const now = this.clock.now().getTime();
     const cached = this.cached;
     if (cached && now >= cached.at && now - cached.at < BACKLOG_CACHE_MS) return cached.value;
-    const value = Promise.all([this.inbox.backlog(), this.outbox.backlog(), this.outbox.destinationStates()]).then(
-      ([inbox, outbox, destinations]) => ({ at: now, inbox, outbox, destinations }),
-    );
+    const value = Promise.all([
+      this.inbox.backlog(),
+      this.outbox.backlog(),
+      this.outbox.destinationStates(),
+      this.limits.state(undefined),
+    ]).then(([inbox, outbox, destinations, workerLimits]) => ({ at: now, inbox, outbox, destinations, workerLimits }));
     const entry = { at: now, value };
     this.cached = entry;
     value.catch(() => {

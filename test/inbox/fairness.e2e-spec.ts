@@ -3,26 +3,12 @@ import { InboxRepository } from '../../src/inbox/inbox.repository';
 import { OrdersService } from '../../src/orders/orders.service';
 import { OPERATOR_TOKEN, TestApp, useTestApp } from '../support/test-app';
 import { TestDatabase } from '../support/test-database';
-import { ENDPOINTS, worker } from './worker-fixtures';
+import { burst, ENDPOINTS, worker } from './worker-fixtures';
 
 const TENANTS = ['acme', 'bravo', 'carol'];
 const LEASE_MS = 30_000;
 /** Slow enough that the test's own steps finish long before a bulk replay's second batch falls due. */
 const REPLAY_PACE = 100;
-
-/** `count` due payment events of `tenant`, inserted at once (a burst), oldest first by id. */
-async function burst(db: TestDatabase, tenant: string, count: number, prefix = tenant): Promise<void> {
-  await db.query(
-    `INSERT INTO webhook_inbox (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload, payload_sha256, verified_with, status)
-     SELECT $1 || ':stripe', $2 || '_' || g, $1, 'stripe', 'stripe-' || $1, 'payment_intent.succeeded',
-            jsonb_build_object('id', $2 || '_' || g, 'type', 'payment_intent.succeeded',
-              'data', jsonb_build_object('object', jsonb_build_object('id', 'pi_' || $2 || g, 'amount', 1000, 'currency', 'eur',
-                'metadata', jsonb_build_object('order_id', $2 || g)))),
-            repeat('0', 64), 'test', 'pending'
-       FROM generate_series(1, $3::int) g`,
-    [tenant, prefix, count],
-  );
-}
 
 describe('fairness: each claim serves the tenants with due work in turn (issue 34)', () => {
   let t: TestApp;

@@ -159,3 +159,23 @@ export async function orderRow(db: TestDatabase, id: string): Promise<any> {
 export function outboxRows(db: TestDatabase, orderId: string): Promise<any[]> {
   return db.query(`SELECT * FROM outbox WHERE operation_key LIKE '%:' || $1 ORDER BY operation_key`, [`${TENANT}:${orderId}`]);
 }
+
+/** `count` due payment events of `tenant` (at `endpoint`), inserted at once (a burst), oldest first by id. */
+export async function burst(
+  db: TestDatabase,
+  tenant: string,
+  count: number,
+  prefix = tenant,
+  endpoint = `stripe-${tenant}`,
+): Promise<void> {
+  await db.query(
+    `INSERT INTO webhook_inbox (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload, payload_sha256, verified_with, status)
+     SELECT $1 || ':stripe', $2 || '_' || g, $1, 'stripe', $4, 'payment_intent.succeeded',
+            jsonb_build_object('id', $2 || '_' || g, 'type', 'payment_intent.succeeded',
+              'data', jsonb_build_object('object', jsonb_build_object('id', 'pi_' || $2 || g, 'amount', 1000, 'currency', 'eur',
+                'metadata', jsonb_build_object('order_id', $2 || g)))),
+            repeat('0', 64), 'test', 'pending'
+       FROM generate_series(1, $3::int) g`,
+    [tenant, prefix, count, endpoint],
+  );
+}

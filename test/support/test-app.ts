@@ -31,6 +31,8 @@ export interface TestAppOptions {
   databaseUrl: string;
   /** The endpoints file's `endpoints` array. */
   endpoints?: unknown[];
+  /** The endpoints file's `tenants` array (their worker limits), when given. */
+  tenants?: unknown[];
   /** Extra environment (ROLES defaults to "api" so background loops stay off unless asked for). */
   env?: Env;
   imports?: ModuleMetadata['imports'];
@@ -45,7 +47,10 @@ export interface TestAppOptions {
 export async function startTestApp(options: TestAppOptions): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'wi-test-'));
   const endpointsFile = join(dir, 'endpoints.json');
-  writeFileSync(endpointsFile, JSON.stringify({ endpoints: options.endpoints ?? [] }));
+  writeFileSync(
+    endpointsFile,
+    JSON.stringify({ endpoints: options.endpoints ?? [], ...(options.tenants && { tenants: options.tenants }) }),
+  );
   const env: Env = {
     NODE_ENV: 'test',
     DATABASE_URL: options.databaseUrl,
