@@ -45,7 +45,7 @@ import { median, round, summarize } from './lib/stats';
 import { StatementShare, StatementStats } from './lib/statements';
 import { runLoad, serialize } from './lib/http-load';
 import { loopbackRoundTrip } from './lib/machine';
-import { CLAIM } from '../src/inbox/inbox.queries';
+import { CLAIM, LIMITED_CLAIM } from '../src/inbox/inbox.queries';
 import { drainBound } from './lib/drain-bound';
 import { KeyRing } from '../src/crypto/key-ring';
 import { InboxPayloads } from '../src/inbox/inbox-payloads';
@@ -1007,6 +1007,96 @@ async function claimHygiene(server: BenchServer): Promise<void> {
   }
 }
 
+/**
+ * The worker's claim with limits (issue 34) against the plain claim, on the same rows: 50,000
+ * due events of acme and 10 of bravo, a claim of 512, each in a transaction rolled back (the
+ * same rows stay due). The plain one is what a worker without limits runs (CLAIM). The limited
+ * one is the whole transaction of WorkerLimits.claim: the keys' bucket rows locked, LIMITED_CLAIM
+ * with a tenant limit that does not bind (acme at 1,000 at once) and an endpoint rate (bravo at
+ * 100/s), the tokens spent. Both claim 512 rows: the difference is what the limits cost. Each
+ * statement is prepared, as the service's are; the two alternate in blocks of 25.
+ */
+async function limitedClaimCost(server: BenchServer): Promise<void> {
+  const db = await freshDatabase(server);
+  try {
+    await withClient(db.url, async (c) => {
+      await seedPending(c, 50_000);
+      await c.query(
+        `INSERT INTO webhook_inbox (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload,
+                                    payload_sha256, verified_with, status)
+         SELECT 'bravo:stripe:platform:test', 'evt_bravo_' || g, 'bravo', 'stripe', 'stripe-bravo', 'payment_intent.succeeded',
+                '{"id":"x"}', repeat('0', 64), 'bench', 'pending'
+           FROM generate_series(1, 10) g`,
+      );
+      const keys = ['endpoint:stripe-bravo', 'tenant:acme'];
+      await c.query(`INSERT INTO worker_limit_buckets (key, tokens) VALUES ('endpoint:stripe-bravo', 100), ('tenant:acme', 0)`);
+      await c.query('VACUUM ANALYZE');
+      const limits = [
+        ['endpoint', 'tenant'],
+        ['stripe-bravo', 'acme'],
+        [null, 1000],
+        [100, null],
+      ];
+      const plain = async () => {
+        await c.query('BEGIN');
+        const claimed = await c.query({ name: 'claim', text: CLAIM, values: [new Date(), 'bench', 512, 30_000] });
+        await c.query('ROLLBACK');
+        return claimed.rowCount;
+      };
+      const limited = async () => {
+        await c.query('BEGIN');
+        await c.query({
+          name: 'buckets',
+          text: 'SELECT key, tokens, refilled_at, now() AS now FROM worker_limit_buckets WHERE key = ANY($1) ORDER BY key FOR UPDATE',
+          values: [keys],
+        });
+        const claimed = await c.query({ name: 'limited', text: LIMITED_CLAIM, values: [new Date(), 'bench', 512, 30_000, ...limits] });
+        await c.query({
+          name: 'spend',
+          text: `UPDATE worker_limit_buckets b SET tokens = v.tokens, refilled_at = now()
+                   FROM unnest($1::text[], $2::float8[]) AS v(key, tokens) WHERE b.key = v.key`,
+          values: [['endpoint:stripe-bravo'], [90]],
+        });
+        await c.query('ROLLBACK');
+        return claimed.rowCount;
+      };
+      const time = async (claim: () => Promise<number | null>, into: number[]) => {
+        for (let i = 0; i < 25; i++) {
+          const t0 = performance.now();
+          const n = await claim();
+          into.push(performance.now() - t0);
+          if (n !== 512) throw new Error(`a bench claim took ${n} rows, not 512`);
+        }
+      };
+      const warm: number[] = [];
+      await time(plain, warm);
+      await time(limited, warm);
+      const times = { plain: [] as number[], limited: [] as number[] };
+      for (let block = 0; block < 8; block++) {
+        await time(plain, times.plain);
+        await time(limited, times.limited);
+      }
+      const [p, l] = [median(times.plain), median(times.limited)];
+      rows.push({
+        stage: 'claim of 512 (50,000 due of one tenant, 10 of another): without limits',
+        value: round(p, 2),
+        unit: 'ms median',
+        reference: true,
+        notes: 'CLAIM in BEGIN ... ROLLBACK, prepared',
+      });
+      rows.push({
+        stage: 'claim of 512, the same rows: with a tenant and an endpoint limit (the whole limited transaction)',
+        value: round(l, 2),
+        unit: 'ms median',
+        ratio: round(l / p, 2),
+        notes: `bucket rows locked, LIMITED_CLAIM, tokens spent; ${round((l - p) / 512, 4)} ms more per claimed event`,
+      });
+    });
+  } finally {
+    await db.drop();
+  }
+}
+
 async function seedPending(c: import('pg').Client, n: number): Promise<void> {
   await c.query(
     `INSERT INTO webhook_inbox (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload,
@@ -1724,6 +1814,10 @@ async function main(): Promise<void> {
     if (wanted('hygiene') && !agedBench) {
       log('claim with a large history...');
       await claimHygiene(server);
+    }
+    if (wanted('limited-claim') && !agedBench) {
+      log('claim with worker limits...');
+      await limitedClaimCost(server);
     }
   } finally {
     await server.stop();
