@@ -783,13 +783,15 @@ async function hopLatencies(url: string, warmup: number, since: StageDatabase['s
  * PROVIDER_API_READS_PER_SECOND; the run starts at the maintenance role's next tick, up to 5 s).
  * Acme's drain rate: its events over the seconds until none is pending or processing. One
  * instance, all roles; each variant (BENCH_BEFORE_MAIN: the build before) in turn, alternated.
- * --fairness=burst,reconciliation: only those scenarios (and idle).
+ * --fairness=burst,reconciliation: only those scenarios (and idle). --fairness-relay-apart: the relay on an instance of its own.
  */
 type FairnessScenario = 'idle' | 'burst' | 'bulk replay' | 'reconciliation';
 const FAIRNESS_SCENARIOS: FairnessScenario[] = ['idle', 'burst', 'bulk replay', 'reconciliation'];
 /** --fairness-events=N: another size of acme's burst (a try of the stage itself). */
 const FAIRNESS_BURST = Number(process.argv.find((a) => a.startsWith('--fairness-events='))?.split('=')[1] ?? (quick ? 10_000 : 50_000));
 const FAIRNESS_RATE = 10;
+/** --fairness-relay-apart: the relay in a second instance (ROLES=relay), the first without it. */
+const relayApart = process.argv.includes('--fairness-relay-apart');
 const FAIRNESS_IDLE_SECONDS = quick ? 10 : 20;
 
 async function fairness(server: BenchServer, variant: Variant, scenario: FairnessScenario): Promise<void> {
@@ -807,11 +809,9 @@ async function fairness(server: BenchServer, variant: Variant, scenario: Fairnes
   );
   await withClient(db.url, (c) => c.query('ANALYZE'));
   await withClient(server.url, (c) => c.query('CHECKPOINT')).catch(() => log('CHECKPOINT refused; measuring anyway'));
-  const service = await startService(
-    db.url,
-    { ERP_URL: sink.url, EMAIL_URL: sink.url, ...(stripe && { BENCH_ACME_API_URL: stripe.url }), ...variant.env },
-    variant.mainJs,
-  );
+  const env = { ERP_URL: sink.url, EMAIL_URL: sink.url, ...(stripe && { BENCH_ACME_API_URL: stripe.url }), ...variant.env };
+  const service = await startService(db.url, relayApart ? { ...env, ROLES: 'api,worker,maintenance' } : env, variant.mainJs);
+  const relay = relayApart ? await startService(db.url, { ...env, ROLES: 'relay' }, variant.mainJs) : undefined;
   const pool = new Pool(service.url, { connections: 8 });
   try {
     let next = 0;
@@ -922,6 +922,7 @@ async function fairness(server: BenchServer, variant: Variant, scenario: Fairnes
   } finally {
     await pool.close();
     await service.stop();
+    await relay?.stop();
     await sink.stop();
     await stripe?.stop();
     await db.drop();

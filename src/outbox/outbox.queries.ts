@@ -105,7 +105,11 @@ const HISTORY_OF_RECORDED = `history AS (
  * locked_by), and a status condition would steer the plan to outbox_leased.
  * A delivered entry of an aggregate releases the entries held behind it (`released`:
  * due now instead of at their hold's end); a row a claim has locked is skipped and
- * waits for its hold to end, which only delays it.
+ * waits for its hold to end, which only delays it. The later entries are found through
+ * their aggregate (index outbox_aggregate: a few rows); the other conditions are kept
+ * out of the index's reach (`IS TRUE`) because through outbox_due_destination_tenant
+ * `next_attempt_at > $9` matched every entry written since the round began (its $9):
+ * thousands during a backlog, for each delivered entry, the relay's largest cost.
  */
 export const RECORD_OUTCOMES = `
   WITH released AS (
@@ -117,7 +121,7 @@ export const RECORD_OUTCOMES = `
          JOIN outbox d ON d.id = r.id
          JOIN outbox n ON n.tenant_id = d.tenant_id AND n.aggregate = d.aggregate AND n.aggregate_seq > d.aggregate_seq
         WHERE r.status = 'delivered' AND d.aggregate IS NOT NULL AND d.locked_by = $8
-          AND n.destination = d.destination AND n.status = 'pending' AND n.next_attempt_at > $9
+          AND (n.destination = d.destination AND n.status = 'pending' AND n.next_attempt_at > $9) IS TRUE
           FOR UPDATE OF n SKIP LOCKED)
   ), recorded AS (
     UPDATE outbox o
