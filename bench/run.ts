@@ -8,7 +8,8 @@
  * with no service in between (bench/lib/drain-bound.ts); with --floor, end to end beside
  * the same statements and exchanges run from a bare process (bench/lib/e2e-floor.ts). With --aged,
  * the stages against a month of history beside an empty database (bench/lib/aged.ts, --squeeze,
- * --aged-retention; docs/performance.md "At month scale").
+ * --aged-retention; docs/performance.md "At month scale"). --only=retention-rate: the retention job's clearing
+ * rate beside a plain DELETE loop over the same expired rows (bench/lib/retention-rate.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -60,6 +61,7 @@ import { PRUNE_DELIVERED } from '../src/outbox/outbox.queries';
 import { RETENTION_BATCH_SIZE, RETENTION_MAX_BATCHES } from '../src/retention/retention.service';
 import { createDataSource } from '../src/database/data-source';
 import { PayloadDays } from '../src/inbox/payload-days';
+import { clearWithFloor, clearWithJob, describeClearing, PAST_EVERY_WINDOW_DAYS, retentionFill } from './lib/retention-rate';
 import {
   describeFlood,
   FLOOD_REQUESTS,
@@ -1640,12 +1642,112 @@ async function forgetOneDay(server: BenchServer, url: string, params: AgedParams
   await withClient(url, (c) => c.query('UPDATE bench_aged SET forgotten_days = forgotten_days + 1'));
 }
 
+/**
+ * --only=retention-rate (issue 38: retention keeps up with at least 10,000 events/s of inflow): the
+ * retention job's clearing rate with its default settings, beside its floor, a plain DELETE loop over the
+ * same rows (bench/lib/retention-rate.ts), each on its own copy of one fill of expired events (the aged
+ * history's shape, one day of --retention-events events, 300,000 by default), alternating per round.
+ */
+const RETENTION_EVENTS = Number(
+  process.argv.find((a) => a.startsWith('--retention-events='))?.slice('--retention-events='.length) ?? (quick ? 50_000 : 300_000),
+);
+/** The inflow issue 38 asks retention to keep up with. */
+const RETENTION_AIM = 10_000;
+
+async function retentionRate(server: BenchServer): Promise<void> {
+  log(`retention-rate: a day of ${RETENTION_EVENTS.toLocaleString('en')} events ending ${PAST_EVERY_WINDOW_DAYS} days ago...`);
+  const fill = await retentionFill(server, RETENTION_EVENTS, log);
+  const events = fill.events;
+  rows.push({
+    stage: `retention-rate: the fill, a day of events past every retention window (copied for every pass)`,
+    value: events,
+    unit: 'events',
+    notes: `${Object.entries(fill.rows)
+      .map(([table, n]) => `${table} ${n}`)
+      .join(', ')}; ${round(fill.bytes / 1024 ** 2, 0)} MiB, built in ${round(fill.buildSeconds, 0)} s`,
+  });
+  // The floor deletes in statements of the job's size (BENCH_SERVICE_ENV may set another).
+  const batch = Number(
+    (JSON.parse(process.env.BENCH_SERVICE_ENV ?? '{}') as Record<string, string>).RETENTION_BATCH_SIZE ?? RETENTION_BATCH_SIZE,
+  );
+  const n = events.toLocaleString('en');
+  try {
+    for (let pass = 0; pass < rounds; pass++) {
+      let job: Awaited<ReturnType<typeof clearWithJob>> | undefined;
+      let floor: Awaited<ReturnType<typeof clearWithFloor>> | undefined;
+      for (const side of pass % 2 ? ['floor', 'job'] : ['job', 'floor']) {
+        log(`round ${pass + 1}/${rounds}: retention-rate, ${side === 'job' ? 'the retention job' : 'the floor (plain DELETE loop)'}...`);
+        if (side === 'job') job = await clearWithJob(server, fill);
+        else floor = await clearWithFloor(server, fill, batch);
+      }
+      const floorRate = events / floor!.seconds;
+      const busyRate = events / job!.busySeconds;
+      const pacedRate = events / job!.seconds;
+      const t = job!.totals;
+      rows.push({
+        stage: `retention-rate: floor, a plain DELETE loop (${batch} rows per statement, the next primary keys, children in the same statement; payload days dropped), ${n} events`,
+        value: round(floorRate, 0),
+        unit: 'events/s',
+        ratio: 1,
+        reference: true,
+        notes:
+          `${round(floor!.seconds, 1)} s, ${floor!.statements} statements (${floor!.partitionsDropped} partitions dropped); deleted ${Object.entries(
+            floor!.deleted,
+          )
+            .map(([table, count]) => `${table} ${count}`)
+            .join(', ')} (and their children); ` + describeClearing(floor!, events),
+      });
+      rows.push({
+        stage: `retention-rate: the retention job (RetentionService.runOnce back to back, ${job!.batchSize} rows per statement, ${job!.maxBatches} statements per kind and run), ${n} events`,
+        value: round(busyRate, 0),
+        unit: 'events/s',
+        ratio: round(busyRate / floorRate, 2),
+        notes:
+          `${round(busyRate / RETENTION_AIM, 2)}x the ${RETENTION_AIM.toLocaleString('en')} events/s aim; ${job!.runs} runs, ${round(job!.busySeconds, 1)} s in them, ${t.batches} statements; ` +
+          `identities ${t.identitiesDeleted}, quarantined and dead ${t.abandonedDeleted}, payload days dropped ${t.payloadDaysDropped} (legacy payloads ${t.payloadsPurged}), ` +
+          `outbox ${t.outboxPruned}, orders ${t.ordersPruned}, audit ${t.auditPruned}, reconciliation runs ${t.reconciliationRunsPruned}; ` +
+          describeClearing(job!, events),
+      });
+      rows.push({
+        stage: `retention-rate: the same runs as RetentionScheduler paces them (the next run ${job!.followUpMs} ms after a capped one), ${n} events`,
+        value: round(pacedRate, 0),
+        unit: 'events/s',
+        ratio: round(pacedRate / floorRate, 2),
+        notes: `${round(job!.seconds, 1)} s from the first run's start to the last run's end; ${round(pacedRate / RETENTION_AIM, 2)}x the ${RETENTION_AIM.toLocaleString('en')} events/s aim`,
+      });
+      for (const [who, side, rate] of [
+        ['the job', job!, busyRate],
+        ['the floor', floor!, floorRate],
+      ] as const) {
+        rows.push({
+          stage: `retention-rate: the VACUUM after ${who} (autovacuum off during the passes), ${n} events`,
+          value: round(side.vacuum.seconds, 1),
+          unit: 's',
+          notes: `with it ${round(events / (events / rate + side.vacuum.seconds), 0)} events/s; ` + describeClearing(side.vacuum, events),
+        });
+      }
+      rows.push({
+        stage: 'retention-rate: WAL per event, the job / the floor',
+        value: round(job!.walBytes / floor!.walBytes, 2),
+        unit: 'x',
+        notes: `${round(job!.walBytes / events, 0)} / ${round(floor!.walBytes / events, 0)} B`,
+      });
+    }
+  } finally {
+    await fill.drop();
+  }
+}
+
 async function main(): Promise<void> {
   mkdirSync(join(__dirname, 'results'), { recursive: true });
   // --aged keeps its server (and the aged history in it) in .data/; the WAL of a stage is kept for pg_walinspect to read.
   const server = agedBench
     ? await startServer({ statements: true, keptDir: AGED_DIR, settings: { wal_keep_size: '4GB', track_io_timing: 'on' } })
-    : await startServer({ statements: withStatements });
+    : await startServer({
+        statements: withStatements,
+        // retention-rate reads each pass's WAL (pg_walinspect): a pass writes several hundred MB of it.
+        settings: only?.includes('retention-rate') ? { wal_keep_size: '4GB' } : undefined,
+      });
   if (tracingBench) collector = await new FakeCollector().start();
   statements = await StatementStats.open(server.url, withStatements || agedBench);
   log(`bench on ${server.embedded ? 'an embedded PostgreSQL' : 'DATABASE_URL'}${quick ? ' (quick)' : ''}`);
@@ -1808,6 +1910,7 @@ async function main(): Promise<void> {
         });
       }
     }
+    if (only?.includes('retention-rate') && !agedBench) await retentionRate(server);
     if (wanted('slowloris') && !agedBench) {
       log('valid requests among slow connections...');
       await slowConnections(server);

@@ -95,7 +95,7 @@ export async function ensureAged(
   await withClient(serverUrl, (c) => c.query(`CREATE DATABASE "${params.database}"`));
   await migrate(url);
   const started = performance.now();
-  await withClient(url, (c) => build(c, params, payloadTemplate, log));
+  await withClient(url, (c) => buildHistory(c, params, payloadTemplate, log));
   const bytes = await withClient(url, async (c) => Number((await c.query('SELECT pg_database_size(current_database()) AS b')).rows[0].b));
   log(
     `aged database ${params.database} built in ${round((performance.now() - started) / 60_000, 1)} min: ${round(bytes / 1024 ** 3, 1)} GiB`,
@@ -120,7 +120,18 @@ function refuseWithoutRoom(events: number): void {
   );
 }
 
-async function build(c: Client, p: AgedParams, payloadTemplate: string, log: (line: string) => void): Promise<void> {
+/**
+ * Fills the migrated database `c` is connected to with the history of `p` (see ensureAged). `endDaysAgo`
+ * moves the whole history that many days into the past (the retention-rate stage: a day of events past
+ * every retention window); 0, the aged database, ends it now.
+ */
+export async function buildHistory(
+  c: Client,
+  p: AgedParams,
+  payloadTemplate: string,
+  log: (line: string) => void,
+  endDaysAgo = 0,
+): Promise<void> {
   const step = async (what: string, sql: string, values: unknown[] = []) => {
     const t0 = performance.now();
     const { rowCount } = await c.query(sql, values);
@@ -139,7 +150,10 @@ async function build(c: Client, p: AgedParams, payloadTemplate: string, log: (li
   }
   const seconds = p.days * 86_400;
   await c.query(`CREATE TABLE bench_aged_building (history_end timestamptz, step double precision)`);
-  await c.query(`INSERT INTO bench_aged_building VALUES (date_trunc('minute', now()), $1)`, [seconds / p.events]);
+  await c.query(`INSERT INTO bench_aged_building VALUES (date_trunc('minute', now()) - make_interval(days => $2), $1)`, [
+    seconds / p.events,
+    endDaysAgo,
+  ]);
   // Row g is received at history_end - days + g x step: ids follow time, as they do in production.
   // 0.1% quarantined, 19.9% ignored (no handler), 80% payments done.
   await step(
@@ -164,12 +178,17 @@ async function build(c: Client, p: AgedParams, payloadTemplate: string, log: (li
                        FROM generate_series(1, $3::bigint) g) e`,
     [SCOPE, p.payloadDays, p.events],
   );
-  // The payloads of the payload window, each in its day's partition (made as the retention job makes them).
+  // The payloads of the payload window, each in its day's partition (made as the retention job makes them),
+  // and the days the job makes ahead of today (the same days when the history ends now).
   await c.query(
     `SELECT webhook_inbox_payload_day(d::date) FROM bench_aged_building b,
             generate_series(((b.history_end - make_interval(days => $1)) AT TIME ZONE 'UTC')::date,
-                            (now() AT TIME ZONE 'UTC')::date + 7, interval '1 day') d`,
+                            (b.history_end AT TIME ZONE 'UTC')::date, interval '1 day') d`,
     [p.payloadDays],
+  );
+  await c.query(
+    `SELECT webhook_inbox_payload_day(d::date)
+       FROM generate_series((now() AT TIME ZONE 'UTC')::date, (now() AT TIME ZONE 'UTC')::date + 7, interval '1 day') d`,
   );
   await step(
     'webhook_inbox_payloads',
