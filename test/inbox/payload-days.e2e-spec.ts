@@ -7,7 +7,7 @@ import { RetentionService } from '../../src/retention/retention.service';
 import { DayPayloads1765640000000 } from '../../migrations/1765640000000-day-payloads';
 import { signStripe } from '../support/signers';
 import { OPERATOR_TOKEN, startTestApp, TestApp, useTestApp } from '../support/test-app';
-import { createTestDatabase, TestDatabase } from '../support/test-database';
+import { createTestDatabase, planNodes, TestDatabase } from '../support/test-database';
 import {
   ageInbox,
   createOrder,
@@ -161,21 +161,9 @@ describe('payload days', () => {
   it('the claim reads each claimed row’s payload in its own partition only, never the other days', async () => {
     for (let n = 0; n < 3; n++) await postStripe(t, paymentIntentEvent('payment_intent.succeeded', { orderId: `pd-plan-${n}` }));
     await db.query('ANALYZE webhook_inbox');
-    const literal = ['', 'now()', `'plan-lease'`, '64', '30000'];
-    const claim = CLAIM.replace(/\$(\d+)/g, (_, n: string) => literal[Number(n)]);
-    await db.query('BEGIN');
-    let plan: any;
-    try {
-      [plan] = await db.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${claim}`);
-    } finally {
-      await db.query('ROLLBACK');
-    }
     const read = new Map<string, number>();
-    const walk = (node: any) => {
+    for (const node of await planNodes(db, CLAIM, ['', 'now()', `'plan-lease'`, '64', '30000']))
       if (node['Relation Name']?.startsWith('webhook_inbox_payloads_')) read.set(node['Relation Name'], node['Actual Loops']);
-      for (const child of node.Plans ?? []) walk(child);
-    };
-    walk(plan['QUERY PLAN'][0].Plan);
     const todays = `webhook_inbox_payloads_${(await today(db)).replace(/-/g, '')}`;
     expect(read.get(todays)).toBeGreaterThanOrEqual(3);
     for (const [partition, loops] of read) if (partition !== todays) expect([partition, loops]).toEqual([partition, 0]);

@@ -1,5 +1,5 @@
 import { RECORD_OUTCOMES } from '../../src/outbox/outbox.queries';
-import { TestDatabase, useTestDatabase } from '../support/test-database';
+import { planNodes, TestDatabase, useTestDatabase } from '../support/test-database';
 
 const DELIVERED = 64;
 const WRITTEN_SINCE = 5_000;
@@ -47,20 +47,9 @@ describe('recording outcomes: the release of held entries reads their aggregate 
       all('NULL::text'),
       all('NULL::int'),
     ];
-    const statement = RECORD_OUTCOMES.replace(/\$(\d+)/g, (_, n: string) => literal[Number(n)]);
-    await db.query('BEGIN');
-    let plan: any;
-    try {
-      [plan] = await db.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement}`);
-    } finally {
-      await db.query('ROLLBACK');
-    }
-    const later: any[] = [];
-    const walk = (node: any) => {
-      if (node['Relation Name'] === 'outbox' && node.Alias === 'n') later.push(node);
-      for (const child of node.Plans ?? []) walk(child);
-    };
-    walk(plan['QUERY PLAN'][0].Plan);
+    const later = (await planNodes(db, RECORD_OUTCOMES, literal)).filter(
+      (node) => node['Relation Name'] === 'outbox' && node.Alias === 'n',
+    );
     expect(later).toHaveLength(1);
     expect(later[0]['Index Name']).toBe('outbox_aggregate');
     const read = later[0]['Actual Loops'] * (later[0]['Actual Rows'] + (later[0]['Rows Removed by Filter'] ?? 0));

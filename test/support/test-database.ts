@@ -43,3 +43,28 @@ export function useTestDatabase(use: (db: TestDatabase) => void): void {
   });
   afterAll(() => db?.drop());
 }
+
+/** A plan node of EXPLAIN (FORMAT JSON), with the fields the plan tests read. */
+export type PlanNode = Record<string, any> & { Plans?: PlanNode[] };
+
+/**
+ * Every node of `statement`'s plan as it runs (EXPLAIN ANALYZE, in a transaction rolled
+ * back), its parameters $1, $2, ... replaced by the SQL `literals` (literals[0] unused),
+ * so that the plan is the one PostgreSQL makes for those values.
+ */
+export async function planNodes(db: TestDatabase, statement: string, literals: string[]): Promise<PlanNode[]> {
+  const sql = statement.replace(/\$(\d+)/g, (_, n: string) => literals[Number(n)]);
+  await db.query('BEGIN');
+  try {
+    const [plan] = await db.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`);
+    const nodes: PlanNode[] = [];
+    const walk = (node: PlanNode) => {
+      nodes.push(node);
+      for (const child of node.Plans ?? []) walk(child);
+    };
+    walk(plan['QUERY PLAN'][0].Plan);
+    return nodes;
+  } finally {
+    await db.query('ROLLBACK');
+  }
+}
