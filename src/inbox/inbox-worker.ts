@@ -116,6 +116,8 @@ export class InboxWorker implements WorkerIntake {
     this.loop.stopped = true;
     clearTimeout(this.loop.gapTimer);
     this.loop.gapTimer = undefined;
+    clearTimeout(this.loop.limitTimer);
+    this.loop.limitTimer = undefined;
     await this.whenIdle();
   }
 
@@ -198,6 +200,7 @@ export class InboxWorker implements WorkerIntake {
       this.loop.claimed += events.length;
       this.loop.backlog = events.length === size;
       if (this.loop.backlog) this.loop.due = true;
+      if (this.limits.any && this.limits.wakeInMs !== undefined) this.wakeAfter(this.limits.wakeInMs);
       this.loop.queue.push(...this.split(events, batches));
     } catch (error) {
       // Typically the database is unreachable; the next poll wakes the worker again.
@@ -216,8 +219,23 @@ export class InboxWorker implements WorkerIntake {
         const took = Date.now() - started;
         this.loop.batchMs = this.loop.batchMs === undefined ? took : 0.8 * this.loop.batchMs + 0.2 * took;
         this.loop.busyLanes--;
+        // A limited key's place is free again: its next events may be due now.
+        if (this.limits.any && batch.some(this.limits.covers)) this.loop.due = true;
         this.pump();
       });
+  }
+
+  /** Wakes the worker in `ms` (a limited key's next token), unless a wake-up is already set for sooner. */
+  private wakeAfter(ms: number): void {
+    const at = performance.now() + ms;
+    if (this.loop.limitTimer && this.loop.limitTimerAt! <= at) return;
+    clearTimeout(this.loop.limitTimer);
+    this.loop.limitTimerAt = at;
+    this.loop.limitTimer = setTimeout(() => {
+      this.loop.limitTimer = undefined;
+      if (!this.loop.stopped) this.wake();
+    }, ms);
+    this.loop.limitTimer.unref();
   }
 
   private whenIdle(): Promise<void> {
@@ -282,6 +300,9 @@ class WorkerLoop {
   lastClaimAt = -Infinity;
   /** Set while a wake-up waits for the coalescing gap to end. */
   gapTimer?: NodeJS.Timeout;
+  /** Set while a wake-up waits for a limited key's next token (at limitTimerAt, performance.now()). */
+  limitTimer?: NodeJS.Timeout;
+  limitTimerAt?: number;
   stopped = false;
   claimed = 0;
   idle: (() => void)[] = [];

@@ -139,19 +139,22 @@ const CANDIDATES = `candidates AS (
  * 'endpoint'), $6 names, $7 concurrency (NULL: none), $8 tokens of the rate (NULL: none).
  * A key's budget in this claim is the smaller of its tokens and its concurrency less its
  * events in `processing` now, on every instance (the caller holds the keys' bucket rows
- * locked, so no other claim changes that count meanwhile). A tenant with no budget is
+ * locked, so no other claim changes that count meanwhile), counted in one pass over the
+ * events in flight (index webhook_inbox_leased) however many keys have limits. A tenant with no budget is
  * skipped without reading its rows. An endpoint's budget cuts its rows out of its tenant's
  * candidates, which are that tenant's CANDIDATES_PER_TENANT oldest due rows: an endpoint
  * held back with a deeper backlog than that holds its tenant's other endpoints back too,
  * until its backlog is paced through (a tenant's endpoints share its FIFO).
  */
-const LIMITED_CANDIDATES = `limits AS (
+const LIMITED_CANDIDATES = `in_flight AS (
+    SELECT tenant_id, endpoint_id, count(*)::int AS n FROM webhook_inbox WHERE status = 'processing' GROUP BY tenant_id, endpoint_id
+  ), limits AS (
     SELECT l.kind, l.name,
-           greatest(0, least(coalesce(l.tokens, ${CANDIDATES_PER_TENANT}), coalesce(l.concurrency - f.in_flight, ${CANDIDATES_PER_TENANT}))) AS budget
+           greatest(0, least(coalesce(l.tokens, ${CANDIDATES_PER_TENANT}),
+                             coalesce(l.concurrency - (SELECT coalesce(sum(f.n), 0) FROM in_flight f
+                                                        WHERE (CASE l.kind WHEN 'tenant' THEN f.tenant_id ELSE f.endpoint_id END) = l.name),
+                                      ${CANDIDATES_PER_TENANT}))) AS budget
       FROM unnest(${opaque(5, 'text[]')}, ${opaque(6, 'text[]')}, ${opaque(7, 'int[]')}, ${opaque(8, 'int[]')}) AS l(kind, name, concurrency, tokens)
-     CROSS JOIN LATERAL (
-       SELECT count(*)::int AS in_flight FROM webhook_inbox i
-        WHERE i.status = 'processing' AND (CASE l.kind WHEN 'tenant' THEN i.tenant_id ELSE i.endpoint_id END) = l.name) f
   ), candidates AS (
     SELECT w.id, w.next_attempt_at, w.turn
       FROM (SELECT p.id, p.next_attempt_at, p.tenant_id,

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig, WorkLimits } from '../config/app-config';
 import { inScope, TenantScope } from '../common/tenant-scope';
-import { runInTransaction } from '../database/unit-of-work';
+import { runInTransaction, UnitOfWork } from '../database/unit-of-work';
 import { InboxRepository } from './inbox.repository';
 import { InboxEvent } from './inbox.types';
 
@@ -34,6 +34,10 @@ interface BucketRow {
 
 /** Counting a key's due rows stops here: the figure is "at least", and the count stays cheap under a burst. */
 const DUE_COUNT_CAP = 100_000;
+/** How long a claim waits for another instance's claim to release the buckets before it takes nothing this time. */
+const BUCKET_LOCK_TIMEOUT_MS = 2_000;
+const BUCKET_LOCK_RETRY_MS = 100;
+const LOCK_NOT_AVAILABLE = '55P03';
 
 /**
  * The worker's optional limits per tenant and per endpoint (issue 34): at most `concurrency`
@@ -54,7 +58,8 @@ export class WorkerLimits {
   private readonly limitedTenants: ReadonlySet<string>;
   private readonly limitedEndpoints: ReadonlySet<string>;
   private readonly tenantOf = new Map<string, string>();
-  private bucketsMade = false;
+  /** Set by each claim: in how many milliseconds a key held back by its rate (or the buckets' lock) may go on; undefined: none waits. */
+  wakeInMs?: number;
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
@@ -80,48 +85,78 @@ export class WorkerLimits {
   readonly takes = (tenantId: string, endpointId: string): boolean =>
     !this.limitedTenants.has(tenantId) && !this.limitedEndpoints.has(endpointId);
 
-  /** The limited claim: locks the keys' buckets, claims within their budgets, spends their tokens; one transaction. */
+  /**
+   * The limited claim: locks the keys' buckets, claims within their budgets, spends their tokens; one
+   * transaction. When another instance holds the buckets longer than BUCKET_LOCK_TIMEOUT_MS (stalled
+   * mid-claim), this claim takes nothing and the worker comes back soon (`wakeInMs`).
+   */
   async claim(lease: string, now: Date, limit: number, leaseMs: number): Promise<InboxEvent[]> {
-    await this.makeBuckets();
-    return runInTransaction(this.dataSource, async (tx) => {
-      const rows = await tx.query<BucketRow[]>(
-        `SELECT key, tokens, refilled_at, now() AS now FROM worker_limit_buckets WHERE key = ANY($1) ORDER BY key FOR UPDATE`,
-        [this.keys.map(bucketKey)],
-      );
-      // A row another instance's configuration dropped is made again before the next claim.
-      if (rows.length < this.keys.length) this.bucketsMade = false;
-      const buckets = new Map(
-        rows.map((r) => [
-          r.key,
-          refill(
-            r,
-            this.keys.find((k) => bucketKey(k) === r.key)!,
-          ),
-        ]),
-      );
-      const tokens = this.keys.map((k) => {
-        const bucket = buckets.get(bucketKey(k));
-        return k.perSecond === undefined || !bucket ? null : Math.max(0, Math.floor(bucket.tokens));
-      });
-      const events = await this.repository.claimLimited(tx, lease, now, limit, leaseMs, {
-        kinds: this.keys.map((k) => k.kind),
-        names: this.keys.map((k) => k.name),
-        concurrency: this.keys.map((k) => k.concurrency ?? null),
-        tokens,
-      });
-      const spent = this.keys.filter((k) => k.perSecond !== undefined && buckets.has(bucketKey(k)));
-      if (spent.length > 0) {
-        const left = spent.map((k) => buckets.get(bucketKey(k))!.tokens - events.filter((e) => covers(k, e)).length);
-        void tx.send({
-          name: 'worker_limits_spend',
-          text: `UPDATE worker_limit_buckets b SET tokens = v.tokens, refilled_at = $3
-                   FROM unnest($1::text[], $2::float8[]) AS v(key, tokens) WHERE b.key = v.key`,
-          values: [spent.map(bucketKey), left, rows[0].now],
-        });
-      }
-      return events;
-    });
+    try {
+      return await runInTransaction(this.dataSource, (tx) => this.claimIn(tx, lease, now, limit, leaseMs));
+    } catch (error) {
+      if ((error as { code?: string }).code !== LOCK_NOT_AVAILABLE) throw error;
+      this.wakeInMs = BUCKET_LOCK_RETRY_MS;
+      return [];
+    }
   }
+
+  private async claimIn(tx: UnitOfWork, lease: string, now: Date, limit: number, leaseMs: number): Promise<InboxEvent[]> {
+    await tx.query(`SET LOCAL lock_timeout = ${BUCKET_LOCK_TIMEOUT_MS}`);
+    let rows = await this.lockBuckets(tx);
+    if (rows.length < this.keys.length) {
+      // The first claim with these keys (or a row deleted by hand): the missing buckets start full.
+      await tx.query(
+        `INSERT INTO worker_limit_buckets (key, tokens) SELECT * FROM unnest($1::text[], $2::float8[]) ON CONFLICT (key) DO NOTHING`,
+        [this.keys.map(bucketKey), this.keys.map((k) => k.burst ?? 0)],
+      );
+      rows = await this.lockBuckets(tx);
+    }
+    const buckets = new Map(
+      rows.map((r) => [
+        r.key,
+        refill(
+          r,
+          this.keys.find((k) => bucketKey(k) === r.key)!,
+        ),
+      ]),
+    );
+    // A bucket still missing counts as empty, never as unlimited.
+    const tokens = this.keys.map((k) =>
+      k.perSecond === undefined ? null : Math.max(0, Math.floor(buckets.get(bucketKey(k))?.tokens ?? 0)),
+    );
+    const concurrency = this.keys.map((k) => (k.concurrency === undefined ? null : buckets.has(bucketKey(k)) ? k.concurrency : 0));
+    const events = await this.repository.claimLimited(tx, lease, now, limit, leaseMs, {
+      kinds: this.keys.map((k) => k.kind),
+      names: this.keys.map((k) => k.name),
+      concurrency,
+      tokens,
+    });
+    const spent = this.keys.filter((k) => k.perSecond !== undefined && buckets.has(bucketKey(k)));
+    const left = spent.map((k) => buckets.get(bucketKey(k))!.tokens - events.filter((e) => covers(k, e)).length);
+    if (spent.length > 0) {
+      // refilled_at never goes back: a claim that waited for the lock read its now() before the claim it waited for wrote.
+      void tx.send({
+        name: 'worker_limits_spend',
+        text: `UPDATE worker_limit_buckets b SET tokens = v.tokens, refilled_at = greatest(b.refilled_at, $3)
+                 FROM unnest($1::text[], $2::float8[]) AS v(key, tokens) WHERE b.key = v.key`,
+        values: [spent.map(bucketKey), left, rows[0].now],
+      });
+    }
+    // A rate that ran out while its key had events to start: come back when its next token is in.
+    const waits = spent.flatMap((k, n) => (left[n] < 1 && events.some((e) => covers(k, e)) ? [((1 - left[n]) / k.perSecond!) * 1000] : []));
+    this.wakeInMs = waits.length > 0 ? Math.ceil(Math.min(...waits)) : undefined;
+    return events;
+  }
+
+  private lockBuckets(tx: UnitOfWork): Promise<BucketRow[]> {
+    return tx.query<BucketRow[]>(
+      `SELECT key, tokens, refilled_at, now() AS now FROM worker_limit_buckets WHERE key = ANY($1) ORDER BY key FOR UPDATE`,
+      [this.keys.map(bucketKey)],
+    );
+  }
+
+  /** Whether a limit covers this event: when it settles, a place of its key frees. */
+  readonly covers = (e: InboxEvent): boolean => this.limitedTenants.has(e.tenantId) || this.limitedEndpoints.has(e.endpointId);
 
   /** Every limited key of `scope`'s tenants now: limits, events processing, due, tokens. */
   async state(scope: TenantScope): Promise<KeyLimitState[]> {
@@ -130,8 +165,11 @@ export class WorkerLimits {
     const rows = await this.dataSource.query<
       { in_flight: number; due: number; tokens: number | null; refilled_at: Date | null; now: Date }[]
     >(
-      `SELECT (SELECT count(*)::int FROM webhook_inbox i
-                WHERE i.status = 'processing' AND (CASE l.kind WHEN 'tenant' THEN i.tenant_id ELSE i.endpoint_id END) = l.name) AS in_flight,
+      `WITH in_flight AS (
+         SELECT tenant_id, endpoint_id, count(*)::int AS n FROM webhook_inbox WHERE status = 'processing' GROUP BY tenant_id, endpoint_id
+       )
+       SELECT (SELECT coalesce(sum(f.n), 0)::int FROM in_flight f
+                WHERE (CASE l.kind WHEN 'tenant' THEN f.tenant_id ELSE f.endpoint_id END) = l.name) AS in_flight,
               (SELECT count(*)::int FROM (SELECT 1 FROM webhook_inbox i
                 WHERE i.status = 'pending' AND i.tenant_id = l.tenant AND i.next_attempt_at <= now()
                   AND (l.kind = 'tenant' OR i.endpoint_id = l.name) LIMIT ${DUE_COUNT_CAP}) d) AS due,
@@ -161,17 +199,6 @@ export class WorkerLimits {
 
   private tenantOfKey(k: KeyLimit): string {
     return k.kind === 'tenant' ? k.name : this.tenantOf.get(k.name)!;
-  }
-
-  /** The keys' rows, full, once per process; the rows of keys no longer configured go (the table stays as long as the configuration). */
-  private async makeBuckets(): Promise<void> {
-    if (this.bucketsMade) return;
-    await this.dataSource.query(`DELETE FROM worker_limit_buckets WHERE key <> ALL($1)`, [this.keys.map(bucketKey)]);
-    await this.dataSource.query(
-      `INSERT INTO worker_limit_buckets (key, tokens) SELECT * FROM unnest($1::text[], $2::float8[]) ON CONFLICT (key) DO NOTHING`,
-      [this.keys.map(bucketKey), this.keys.map((k) => k.burst ?? 0)],
-    );
-    this.bucketsMade = true;
   }
 }
 

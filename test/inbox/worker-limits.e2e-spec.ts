@@ -1,10 +1,11 @@
+import { Client } from 'pg';
 import request from 'supertest';
 import { WorkerLimits } from '../../src/inbox/worker-limits';
 import { MetricsRegistry } from '../../src/observability/metrics.registry';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { OPERATOR_TOKEN, startTestApp, TestApp, TestAppOptions } from '../support/test-app';
 import { waitFor } from '../support/wait-for';
-import { burst, ENDPOINTS, inboxRow, paymentIntentEvent, STRIPE_SECRET } from './worker-fixtures';
+import { burst, ENDPOINTS, inboxRow, paymentIntentEvent, STRIPE_SECRET, worker } from './worker-fixtures';
 import { signStripe } from '../support/signers';
 
 const LEASE_MS = 30_000;
@@ -23,6 +24,12 @@ const OPTIONS: Omit<TestAppOptions, 'databaseUrl'> = {
   tenants: [{ id: 'acme', limits: { concurrency: 5 } }],
   env: { WORKER_LEASE_MS: String(LEASE_MS) },
 };
+
+async function connectTo(db: TestDatabase): Promise<Client> {
+  const client = new Client({ connectionString: db.url });
+  await client.connect();
+  return client;
+}
 
 type Claimed = { tenantId: string; endpointId: string }[];
 const count = (events: Claimed, key: (e: Claimed[number]) => string, value: string) => events.filter((e) => key(e) === value).length;
@@ -101,6 +108,28 @@ describe('worker limits per tenant and endpoint', () => {
     expect(ofEndpoint(await claim(t), 'stripe-carol-rated')).toBe(2);
   });
 
+  it("a bucket row deleted (by hand, or by an older build's start) is made again, full, and its limit still holds", async () => {
+    await burst(db, 'carol', 20, 'c2', 'stripe-carol-rated');
+    await db.query(`DELETE FROM worker_limit_buckets WHERE key = 'endpoint:stripe-carol-rated'`);
+    expect(ofEndpoint(await claim(t), 'stripe-carol-rated')).toBe(10);
+    expect(ofEndpoint(await claim(other), 'stripe-carol-rated')).toBe(0);
+  });
+
+  it('a claim that cannot have the buckets within 2 s (an instance stalled holding them) takes nothing and comes back soon', async () => {
+    await burst(db, 'bravo', 3);
+    const stalled = await connectTo(db);
+    try {
+      await stalled.query('BEGIN');
+      await stalled.query(`SELECT * FROM worker_limit_buckets FOR UPDATE`);
+      expect(await claim(t)).toEqual([]);
+      expect(t.app.get(WorkerLimits).wakeInMs).toBe(100);
+    } finally {
+      await stalled.query('ROLLBACK');
+      await stalled.end();
+    }
+    expect(ofTenant(await claim(t), 'bravo')).toBe(3);
+  });
+
   it('/admin/stats and /metrics show each limit, its events in flight, due and tokens', async () => {
     await burst(db, 'acme', 30);
     await claim(t);
@@ -171,5 +200,40 @@ describe('worker limits: an accepted event of a limited tenant is not handed ove
       `UPDATE webhook_inbox SET status = 'done', locked_by = NULL, locked_until = NULL, completed_at = now() WHERE event_id = 'held_1'`,
     );
     await waitFor('the event to be attempted', () => attempted(event));
+  });
+});
+
+describe('worker limits: the worker comes back for a limited key without waiting for its poll', () => {
+  let db: TestDatabase;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    t = await startTestApp({
+      endpoints: [endpoint('stripe-acme', 'acme'), endpoint('stripe-bravo', 'bravo', { perSecond: 4, burst: 1 })],
+      tenants: [{ id: 'acme', limits: { concurrency: 1 } }],
+      // No poll in the test's time: only the worker's own wake-ups claim.
+      env: { ROLES: 'api,worker', WORKER_LEASE_MS: String(LEASE_MS), WORKER_POLL_MS: '600000' },
+      databaseUrl: db.url,
+    });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await db?.drop();
+  });
+
+  const attempted = async (tenant: string) =>
+    (await db.query(`SELECT count(*)::int AS n FROM webhook_inbox WHERE tenant_id = $1 AND attempts > 0`, [tenant]))[0].n;
+
+  it('one at a time: each settled event lets the next be claimed; at 4 a second: each token brings the next', async () => {
+    // Their orders do not exist: each attempt leaves the event pending for a retry a while later, with its attempt counted.
+    await burst(db, 'acme', 5);
+    await burst(db, 'bravo', 3);
+    worker(t).wake();
+    await waitFor(
+      'every event of acme and bravo to be attempted once',
+      async () => (await attempted('acme')) === 5 && (await attempted('bravo')) === 3,
+      5_000,
+    );
   });
 });
