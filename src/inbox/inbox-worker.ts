@@ -200,7 +200,7 @@ export class InboxWorker implements WorkerIntake {
       this.loop.claimed += events.length;
       this.loop.backlog = events.length === size;
       if (this.loop.backlog) this.loop.due = true;
-      if (this.limits.any && this.limits.wakeInMs !== undefined) this.wakeAfter(this.limits.wakeInMs);
+      if (this.limits.wakeInMs !== undefined) this.wakeAfter(this.limits.wakeInMs);
       this.loop.queue.push(...this.split(events, batches));
     } catch (error) {
       // Typically the database is unreachable; the next poll wakes the worker again.

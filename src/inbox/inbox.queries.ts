@@ -135,25 +135,31 @@ const CANDIDATES = `candidates AS (
   )`;
 
 /**
+ * The events in `processing` per tenant and endpoint, every instance's (index webhook_inbox_leased),
+ * as a CTE `in_flight`; IN_FLIGHT_OF(l): those of limit row `l` (its `kind`, 'tenant' or 'endpoint',
+ * and `name`). One pass however many keys have limits (src/inbox/worker-limits.ts).
+ */
+export const IN_FLIGHT = `in_flight AS (
+    SELECT tenant_id, endpoint_id, count(*)::int AS n FROM webhook_inbox WHERE status = 'processing' GROUP BY tenant_id, endpoint_id
+  )`;
+export const IN_FLIGHT_OF = (l: string) =>
+  `(SELECT coalesce(sum(f.n), 0)::int FROM in_flight f WHERE (CASE ${l}.kind WHEN 'tenant' THEN f.tenant_id ELSE f.endpoint_id END) = ${l}.name)`;
+
+/**
  * The claim's limits (issue 34, src/inbox/worker-limits.ts): $5 kinds ('tenant' or
  * 'endpoint'), $6 names, $7 concurrency (NULL: none), $8 tokens of the rate (NULL: none).
  * A key's budget in this claim is the smaller of its tokens and its concurrency less its
  * events in `processing` now, on every instance (the caller holds the keys' bucket rows
- * locked, so no other claim changes that count meanwhile), counted in one pass over the
- * events in flight (index webhook_inbox_leased) however many keys have limits. A tenant with no budget is
+ * locked, so no other claim changes that count meanwhile; IN_FLIGHT). A tenant with no budget is
  * skipped without reading its rows. An endpoint's budget cuts its rows out of its tenant's
  * candidates, which are that tenant's CANDIDATES_PER_TENANT oldest due rows: an endpoint
  * held back with a deeper backlog than that holds its tenant's other endpoints back too,
  * until its backlog is paced through (a tenant's endpoints share its FIFO).
  */
-const LIMITED_CANDIDATES = `in_flight AS (
-    SELECT tenant_id, endpoint_id, count(*)::int AS n FROM webhook_inbox WHERE status = 'processing' GROUP BY tenant_id, endpoint_id
-  ), limits AS (
+const LIMITED_CANDIDATES = `${IN_FLIGHT}, limits AS (
     SELECT l.kind, l.name,
            greatest(0, least(coalesce(l.tokens, ${CANDIDATES_PER_TENANT}),
-                             coalesce(l.concurrency - (SELECT coalesce(sum(f.n), 0) FROM in_flight f
-                                                        WHERE (CASE l.kind WHEN 'tenant' THEN f.tenant_id ELSE f.endpoint_id END) = l.name),
-                                      ${CANDIDATES_PER_TENANT}))) AS budget
+                             coalesce(l.concurrency - ${IN_FLIGHT_OF('l')}, ${CANDIDATES_PER_TENANT}))) AS budget
       FROM unnest(${opaque(5, 'text[]')}, ${opaque(6, 'text[]')}, ${opaque(7, 'int[]')}, ${opaque(8, 'int[]')}) AS l(kind, name, concurrency, tokens)
   ), candidates AS (
     SELECT w.id, w.next_attempt_at, w.turn

@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig, WorkLimits } from '../config/app-config';
 import { inScope, TenantScope } from '../common/tenant-scope';
 import { runInTransaction, UnitOfWork } from '../database/unit-of-work';
+import { IN_FLIGHT, IN_FLIGHT_OF } from './inbox.queries';
 import { InboxRepository } from './inbox.repository';
 import { InboxEvent } from './inbox.types';
 
@@ -48,13 +49,16 @@ const LOCK_NOT_AVAILABLE = '55P03';
  * instances), refills their tokens, claims with LIMITED_CLAIM (which counts each key's events
  * in `processing` itself, after the lock, so two instances' claims never both take the last
  * place), and spends the tokens of what it took, in one transaction. Only workers with limits
- * pay this (a few hundred microseconds a claim, measured in docs/performance.md); without limits
+ * pay this (1.04-1.14x the plain claim, measured in docs/performance.md); without limits
  * the claim is the plain CLAIM. A new event of a limited key is never handed over at its
  * insert (`takes`): it waits for a limited claim.
  */
 @Injectable()
 export class WorkerLimits {
   readonly keys: readonly KeyLimit[];
+  /** `keys`' rows in worker_limit_buckets, in the same (the locking) order. */
+  private readonly bucketKeys: readonly string[];
+  private readonly byBucket: ReadonlyMap<string, KeyLimit>;
   private readonly limitedTenants: ReadonlySet<string>;
   private readonly limitedEndpoints: ReadonlySet<string>;
   private readonly tenantOf = new Map<string, string>();
@@ -73,6 +77,8 @@ export class WorkerLimits {
       if (endpoint.limits) keys.push(keyLimit('endpoint', endpoint.id, endpoint.limits));
     }
     this.keys = keys.sort((a, b) => (bucketKey(a) < bucketKey(b) ? -1 : 1));
+    this.bucketKeys = this.keys.map(bucketKey);
+    this.byBucket = new Map(this.keys.map((k) => [bucketKey(k), k]));
     this.limitedTenants = new Set(keys.filter((k) => k.kind === 'tenant').map((k) => k.name));
     this.limitedEndpoints = new Set(keys.filter((k) => k.kind === 'endpoint').map((k) => k.name));
   }
@@ -82,8 +88,14 @@ export class WorkerLimits {
   }
 
   /** Whether an event of this tenant and endpoint may be handed over at its insert (no limit covers it). */
-  readonly takes = (tenantId: string, endpointId: string): boolean =>
-    !this.limitedTenants.has(tenantId) && !this.limitedEndpoints.has(endpointId);
+  readonly takes = (tenantId: string, endpointId: string): boolean => !this.limited(tenantId, endpointId);
+
+  /** Whether a limit covers this event: when it settles, a place of its key frees. */
+  readonly covers = (e: InboxEvent): boolean => this.limited(e.tenantId, e.endpointId);
+
+  private limited(tenantId: string, endpointId: string): boolean {
+    return this.limitedTenants.has(tenantId) || this.limitedEndpoints.has(endpointId);
+  }
 
   /**
    * The limited claim: locks the keys' buckets, claims within their budgets, spends their tokens; one
@@ -107,19 +119,11 @@ export class WorkerLimits {
       // The first claim with these keys (or a row deleted by hand): the missing buckets start full.
       await tx.query(
         `INSERT INTO worker_limit_buckets (key, tokens) SELECT * FROM unnest($1::text[], $2::float8[]) ON CONFLICT (key) DO NOTHING`,
-        [this.keys.map(bucketKey), this.keys.map((k) => k.burst ?? 0)],
+        [this.bucketKeys, this.keys.map((k) => k.burst ?? 0)],
       );
       rows = await this.lockBuckets(tx);
     }
-    const buckets = new Map(
-      rows.map((r) => [
-        r.key,
-        refill(
-          r,
-          this.keys.find((k) => bucketKey(k) === r.key)!,
-        ),
-      ]),
-    );
+    const buckets = new Map(rows.map((r) => [r.key, refill(r, this.byBucket.get(r.key)!)]));
     // A bucket still missing counts as empty, never as unlimited.
     const tokens = this.keys.map((k) =>
       k.perSecond === undefined ? null : Math.max(0, Math.floor(buckets.get(bucketKey(k))?.tokens ?? 0)),
@@ -132,7 +136,7 @@ export class WorkerLimits {
       tokens,
     });
     const spent = this.keys.filter((k) => k.perSecond !== undefined && buckets.has(bucketKey(k)));
-    const left = spent.map((k) => buckets.get(bucketKey(k))!.tokens - events.filter((e) => covers(k, e)).length);
+    const left = spent.map((k) => buckets.get(bucketKey(k))!.tokens - events.filter((e) => keyCovers(k, e)).length);
     if (spent.length > 0) {
       // refilled_at never goes back: a claim that waited for the lock read its now() before the claim it waited for wrote.
       void tx.send({
@@ -143,7 +147,9 @@ export class WorkerLimits {
       });
     }
     // A rate that ran out while its key had events to start: come back when its next token is in.
-    const waits = spent.flatMap((k, n) => (left[n] < 1 && events.some((e) => covers(k, e)) ? [((1 - left[n]) / k.perSecond!) * 1000] : []));
+    const waits = spent.flatMap((k, n) =>
+      left[n] < 1 && events.some((e) => keyCovers(k, e)) ? [((1 - left[n]) / k.perSecond!) * 1000] : [],
+    );
     this.wakeInMs = waits.length > 0 ? Math.ceil(Math.min(...waits)) : undefined;
     return events;
   }
@@ -151,12 +157,9 @@ export class WorkerLimits {
   private lockBuckets(tx: UnitOfWork): Promise<BucketRow[]> {
     return tx.query<BucketRow[]>(
       `SELECT key, tokens, refilled_at, now() AS now FROM worker_limit_buckets WHERE key = ANY($1) ORDER BY key FOR UPDATE`,
-      [this.keys.map(bucketKey)],
+      [this.bucketKeys],
     );
   }
-
-  /** Whether a limit covers this event: when it settles, a place of its key frees. */
-  readonly covers = (e: InboxEvent): boolean => this.limitedTenants.has(e.tenantId) || this.limitedEndpoints.has(e.endpointId);
 
   /** Every limited key of `scope`'s tenants now: limits, events processing, due, tokens. */
   async state(scope: TenantScope): Promise<KeyLimitState[]> {
@@ -165,11 +168,8 @@ export class WorkerLimits {
     const rows = await this.dataSource.query<
       { in_flight: number; due: number; tokens: number | null; refilled_at: Date | null; now: Date }[]
     >(
-      `WITH in_flight AS (
-         SELECT tenant_id, endpoint_id, count(*)::int AS n FROM webhook_inbox WHERE status = 'processing' GROUP BY tenant_id, endpoint_id
-       )
-       SELECT (SELECT coalesce(sum(f.n), 0)::int FROM in_flight f
-                WHERE (CASE l.kind WHEN 'tenant' THEN f.tenant_id ELSE f.endpoint_id END) = l.name) AS in_flight,
+      `WITH ${IN_FLIGHT}
+       SELECT ${IN_FLIGHT_OF('l')} AS in_flight,
               (SELECT count(*)::int FROM (SELECT 1 FROM webhook_inbox i
                 WHERE i.status = 'pending' AND i.tenant_id = l.tenant AND i.next_attempt_at <= now()
                   AND (l.kind = 'tenant' OR i.endpoint_id = l.name) LIMIT ${DUE_COUNT_CAP}) d) AS due,
@@ -211,7 +211,7 @@ function bucketKey(k: { kind: LimitKind; name: string }): string {
   return `${k.kind}:${k.name}`;
 }
 
-function covers(k: KeyLimit, e: InboxEvent): boolean {
+function keyCovers(k: KeyLimit, e: InboxEvent): boolean {
   return k.kind === 'tenant' ? e.tenantId === k.name : e.endpointId === k.name;
 }
 
