@@ -74,9 +74,9 @@ export function chargeRefundedEvent(o: PaymentOpts & { refunded?: number }): Rec
 }
 
 /** Signs with the app's own clock (tests move it) and posts through the real HTTP path. */
-export async function postStripe(t: TestApp, event: Record<string, unknown>): Promise<void> {
+export async function postStripe(t: TestApp, event: Record<string, unknown>, endpointId = 'stripe-acme'): Promise<void> {
   const signed = signStripe(event, STRIPE_SECRET, Math.floor(t.clock.now().getTime() / 1000));
-  const res = await request(t.url).post('/webhooks/stripe-acme').set(signed.headers).send(signed.body);
+  const res = await request(t.url).post(`/webhooks/${endpointId}`).set(signed.headers).send(signed.body);
   if (res.status !== 200 || res.body.status !== 'accepted') throw new Error(`not accepted: ${res.status} ${JSON.stringify(res.body)}`);
 }
 

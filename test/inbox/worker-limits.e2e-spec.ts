@@ -3,10 +3,9 @@ import request from 'supertest';
 import { WorkerLimits } from '../../src/inbox/worker-limits';
 import { MetricsRegistry } from '../../src/observability/metrics.registry';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
-import { OPERATOR_TOKEN, startTestApp, TestApp, TestAppOptions } from '../support/test-app';
+import { OPERATOR_TOKEN, startTestApp, TestApp, TestAppOptions, useTestApp } from '../support/test-app';
 import { waitFor } from '../support/wait-for';
-import { burst, ENDPOINTS, inboxRow, paymentIntentEvent, STRIPE_SECRET, worker } from './worker-fixtures';
-import { signStripe } from '../support/signers';
+import { burst, ENDPOINTS, inboxRow, paymentIntentEvent, postStripe, worker } from './worker-fixtures';
 
 const LEASE_MS = 30_000;
 const endpoint = (id: string, tenantId: string, limits?: object) => ({ ...ENDPOINTS[0], id, tenantId, ...(limits && { limits }) });
@@ -157,25 +156,14 @@ describe('worker limits per tenant and endpoint', () => {
 describe('worker limits: an accepted event of a limited tenant is not handed over past its limit', () => {
   let db: TestDatabase;
   let t: TestApp;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    t = await startTestApp({
+  useTestApp(
+    {
       endpoints: [endpoint('stripe-acme', 'acme'), endpoint('stripe-bravo', 'bravo')],
       tenants: [{ id: 'acme', limits: { concurrency: 1 } }],
       env: { ROLES: 'api,worker', WORKER_LEASE_MS: String(LEASE_MS), WORKER_POLL_MS: '200' },
-      databaseUrl: db.url,
-    });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await db?.drop();
-  });
-
-  const post = async (endpointId: string, event: Record<string, unknown>) => {
-    const signed = signStripe(event, STRIPE_SECRET, Math.floor(t.clock.now().getTime() / 1000));
-    expect((await request(t.url).post(`/webhooks/${endpointId}`).set(signed.headers).send(signed.body)).status).toBe(200);
-  };
+    },
+    (started) => ({ t, db } = started),
+  );
 
   /** Its order does not exist: the worker's attempt leaves it pending for a retry, with an attempt counted. */
   const attempted = async (event: Record<string, unknown>) => (await inboxRow(db, event.id as string)).attempts > 0;
@@ -183,7 +171,7 @@ describe('worker limits: an accepted event of a limited tenant is not handed ove
   it('waits while its one place is held on another instance, and is processed once the place frees', async () => {
     // An event of unlimited bravo first: the worker hands events over once a batch has shown it is quick.
     const warm = paymentIntentEvent('payment_intent.succeeded', { orderId: 'w1' });
-    await post('stripe-bravo', warm);
+    await postStripe(t, warm, 'stripe-bravo');
     await waitFor('the first event to be attempted', () => attempted(warm));
 
     // acme's one place, held by another instance's long lease.
@@ -192,7 +180,7 @@ describe('worker limits: an accepted event of a limited tenant is not handed ove
       `UPDATE webhook_inbox SET status = 'processing', locked_by = 'elsewhere', locked_until = now() + interval '1 hour' WHERE event_id = 'held_1'`,
     );
     const event = paymentIntentEvent('payment_intent.succeeded', { orderId: 'a1' });
-    await post('stripe-acme', event);
+    await postStripe(t, event);
     await new Promise((r) => setTimeout(r, 1_000));
     expect(await inboxRow(db, event.id as string)).toMatchObject({ status: 'pending', attempts: 0, locked_by: null });
 
@@ -206,21 +194,15 @@ describe('worker limits: an accepted event of a limited tenant is not handed ove
 describe('worker limits: the worker comes back for a limited key without waiting for its poll', () => {
   let db: TestDatabase;
   let t: TestApp;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    t = await startTestApp({
+  useTestApp(
+    {
       endpoints: [endpoint('stripe-acme', 'acme'), endpoint('stripe-bravo', 'bravo', { perSecond: 4, burst: 1 })],
       tenants: [{ id: 'acme', limits: { concurrency: 1 } }],
       // No poll in the test's time: only the worker's own wake-ups claim.
       env: { ROLES: 'api,worker', WORKER_LEASE_MS: String(LEASE_MS), WORKER_POLL_MS: '600000' },
-      databaseUrl: db.url,
-    });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await db?.drop();
-  });
+    },
+    (started) => ({ t, db } = started),
+  );
 
   const attempted = async (tenant: string) =>
     (await db.query(`SELECT count(*)::int AS n FROM webhook_inbox WHERE tenant_id = $1 AND attempts > 0`, [tenant]))[0].n;
