@@ -997,14 +997,7 @@ async function claimHygiene(server: BenchServer): Promise<void> {
     const empty = await timeClaims();
     const settled = SIZES.settledRows;
     await withClient(db.url, async (c) => {
-      await c.query(
-        `INSERT INTO webhook_inbox (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload,
-                                    payload_sha256, verified_with, status, completed_at)
-         SELECT 'acme:stripe:platform:test', 'evt_done_' || g, 'acme', 'stripe', 'stripe-acme', 'payment_intent.succeeded',
-                '{"id":"x"}', repeat('0', 64), 'bench', 'done', now()
-           FROM generate_series(1, $1::int) g`,
-        [settled],
-      );
+      await insertInboxRows(c, 'acme', 'evt_done_', settled, 'done');
       await c.query('VACUUM ANALYZE webhook_inbox');
       await c.query('CHECKPOINT'); // the million rows' writes must not land in the timed claims
     });
@@ -1034,13 +1027,7 @@ async function limitedClaimCost(server: BenchServer): Promise<void> {
   try {
     await withClient(db.url, async (c) => {
       await seedPending(c, 50_000);
-      await c.query(
-        `INSERT INTO webhook_inbox (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload,
-                                    payload_sha256, verified_with, status)
-         SELECT 'bravo:stripe:platform:test', 'evt_bravo_' || g, 'bravo', 'stripe', 'stripe-bravo', 'payment_intent.succeeded',
-                '{"id":"x"}', repeat('0', 64), 'bench', 'pending'
-           FROM generate_series(1, 10) g`,
-      );
+      await insertInboxRows(c, 'bravo', 'evt_bravo_', 10, 'pending');
       const keys = ['endpoint:stripe-bravo', 'tenant:acme'];
       await c.query(`INSERT INTO worker_limit_buckets (key, tokens) VALUES ('endpoint:stripe-bravo', 100), ('tenant:acme', 0)`);
       await c.query('VACUUM ANALYZE');
@@ -1114,14 +1101,7 @@ async function limitedClaimCost(server: BenchServer): Promise<void> {
 /** `n` settled events of tenant carol (done, their payments' ERP and e-mail operations delivered): a history beside the stage's own rows. */
 async function seedSettledHistory(url: string, n: number): Promise<void> {
   await withClient(url, async (c) => {
-    await c.query(
-      `INSERT INTO webhook_inbox (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload,
-                                  payload_sha256, verified_with, status, completed_at)
-       SELECT 'carol:stripe:platform:test', 'evt_history_' || g, 'carol', 'stripe', 'stripe-carol', 'payment_intent.succeeded',
-              '{"id":"x"}', repeat('0', 64), 'bench', 'done', now()
-         FROM generate_series(1, $1::int) g`,
-      [n],
-    );
+    await insertInboxRows(c, 'carol', 'evt_history_', n, 'done');
     await c.query(
       `INSERT INTO outbox (operation_key, destination, operation_type, tenant_id, payload, aggregate, aggregate_seq, status, attempts, delivered_at)
        SELECT d || ':carol:h' || g, d, 'order.paid', 'carol', '{}', 'order:h' || g, s, 'delivered', 1, now()
@@ -1132,13 +1112,24 @@ async function seedSettledHistory(url: string, n: number): Promise<void> {
 }
 
 async function seedPending(c: import('pg').Client, n: number): Promise<void> {
+  await insertInboxRows(c, 'acme', 'evt_due_', n, 'pending');
+}
+
+/** `n` payment events of `tenant` at its endpoint `stripe-<tenant>`, ids `<prefix><1..n>`: due now, or done now. */
+async function insertInboxRows(
+  c: import('pg').Client,
+  tenant: string,
+  prefix: string,
+  n: number,
+  status: 'pending' | 'done',
+): Promise<void> {
   await c.query(
     `INSERT INTO webhook_inbox (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload,
-                                payload_sha256, verified_with, status)
-     SELECT 'acme:stripe:platform:test', 'evt_due_' || g, 'acme', 'stripe', 'stripe-acme', 'payment_intent.succeeded',
-            '{"id":"x"}', repeat('0', 64), 'bench', 'pending'
+                                payload_sha256, verified_with, status, completed_at)
+     SELECT $2 || ':stripe:platform:test', $3 || g, $2, 'stripe', 'stripe-' || $2, 'payment_intent.succeeded',
+            '{"id":"x"}', repeat('0', 64), 'bench', $4::text, CASE WHEN $4::text = 'done' THEN now() END
        FROM generate_series(1, $1::int) g`,
-    [n],
+    [n, tenant, prefix, status],
   );
 }
 
