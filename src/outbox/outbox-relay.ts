@@ -133,6 +133,20 @@ class Semaphore {
 }
 
 /** What one round has seen of one destination so far: the round stops sending to it as soon as it looks down or asks for a pause. */
+/**
+ * A destination's requests that found it down in a row, over every round of this instance (an
+ * answer ends the streak). Each round stops starting requests once its own or this streak reaches
+ * the circuit's failure count, for a cool-down after the last: rounds that overlap (claimed and
+ * handed over) do not each spend that many requests on a destination that is down before the
+ * circuit, written when a round ends, says so. Once a round has reported to the circuit (or a
+ * cool-down after the last), the circuit decides alone.
+ */
+interface DownStreak {
+  down: number;
+  /** When the last of them found it down (the relay's clock, ms); the streak counts for a circuit cool-down after it. */
+  lastAt: number;
+}
+
 class RoundWatch implements RoundTally {
   answered = 0;
   down = 0;
@@ -140,18 +154,26 @@ class RoundWatch implements RoundTally {
   lastError?: string;
   private pausedUntil = 0;
 
-  constructor(private readonly downLimit: number) {}
+  constructor(
+    private readonly downLimit: number,
+    private readonly cooldownMs: number,
+    private readonly streak: DownStreak,
+  ) {}
 
   mayStart(now: number): boolean {
-    return now >= this.pausedUntil && (this.answered > 0 || this.down < this.downLimit);
+    const streakDown = this.streak.down >= this.downLimit && now - this.streak.lastAt < this.cooldownMs;
+    return now >= this.pausedUntil && (this.answered > 0 || (this.down < this.downLimit && !streakDown));
   }
 
   see(result: DeliveryResult, now: number): void {
     if (result.kind === 'retry' && result.down) {
       this.down++;
+      this.streak.down++;
+      this.streak.lastAt = now;
       this.lastError = result.error;
     } else if (result.statusCode !== undefined) {
       this.answered++;
+      this.streak.down = 0;
     }
     if (result.kind === 'retry' && result.retryAfterMs !== undefined && (result.statusCode === 429 || result.statusCode === 503)) {
       this.retryAfterMs = Math.max(this.retryAfterMs ?? 0, result.retryAfterMs);
@@ -192,6 +214,7 @@ export class OutboxRelay implements RelayIntake {
   private full = false;
   /** Destinations a round found without room (Semaphore.room): the request that makes room there wakes the scheduler. */
   private readonly starved = new Set<string>();
+  private readonly streaks = new Map<string, DownStreak>();
   private wakeOnRoom?: () => void;
 
   constructor(
@@ -316,7 +339,11 @@ export class OutboxRelay implements RelayIntake {
       );
       await this.faultHook?.afterDeliveries?.(entries);
       const recorded = await this.repository.record(lease, this.clock.now(), outcomes);
-      for (const [destination, watch] of watches) await this.gates.report(destination, this.clock.now(), watch);
+      for (const [destination, watch] of watches) {
+        await this.gates.report(destination, this.clock.now(), watch);
+        // The circuit has this round's answers now: from here it decides, not the streak.
+        this.streaks.get(destination)!.down = 0;
+      }
       for (const [i, outcome] of outcomes.entries()) {
         const entry = entries[i];
         const lost = !recorded.has(outcome.id);
@@ -347,7 +374,12 @@ export class OutboxRelay implements RelayIntake {
 
   private watch(watches: Map<string, RoundWatch>, name: string): RoundWatch {
     let watch = watches.get(name);
-    if (!watch) watches.set(name, (watch = new RoundWatch(this.destinations.get(name)?.settings.circuit.failures ?? 1)));
+    if (!watch) {
+      let streak = this.streaks.get(name);
+      if (!streak) this.streaks.set(name, (streak = { down: 0, lastAt: 0 }));
+      const circuit = this.destinations.get(name)?.settings.circuit;
+      watches.set(name, (watch = new RoundWatch(circuit?.failures ?? 1, circuit?.cooldownMs ?? 0, streak)));
+    }
     return watch;
   }
 
