@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import { AppConfig } from '../config/app-config';
 import { loadTracingConfig } from '../config/tracing-env';
 import { Tracing } from '../tracing/tracing';
-import { pinoHttpOptions, serializeError } from './logging';
+import { pinoHttpOptions, redactLogFields, serializeError } from './logging';
 
 const TRACING_OFF = loadTracingConfig({});
 
@@ -17,7 +17,7 @@ function capture(tracing = TRACING_OFF) {
     },
   });
   const options = pinoHttpOptions({ logLevel: 'info', tracing }) as pino.LoggerOptions;
-  return { logger: pino({ level: 'info', redact: options.redact, mixin: options.mixin }, stream), lines };
+  return { logger: pino({ level: 'info', formatters: options.formatters, serializers: options.serializers, mixin: options.mixin }, stream), lines };
 }
 
 describe('trace ids in log lines', () => {
@@ -66,6 +66,25 @@ describe('log redaction', () => {
       expect(text).not.toContain(leaked);
     }
     expect(text).toContain('evt_1');
+  });
+
+  it("never changes the caller's object, and returns a line with nothing to censor as it came", () => {
+    const nested = { headers: { authorization: 'Bearer tok-1', accept: 'json' }, id: 'x' };
+    const fields = { event: nested, secret: 's', n: 1 };
+    const clean = redactLogFields(fields);
+    expect(clean).toEqual({ event: { headers: { authorization: '[redacted]', accept: 'json' }, id: 'x' }, secret: '[redacted]', n: 1 });
+    expect(fields).toEqual({ event: { headers: { authorization: 'Bearer tok-1', accept: 'json' }, id: 'x' }, secret: 's', n: 1 });
+    const plain = { endpointId: 'e', eventId: 'evt_1', inboxId: '7', operationKeys: ['erp:order-paid:t:o'] };
+    expect(redactLogFields(plain)).toBe(plain);
+  });
+
+  it('leaves req, res and err to their serializers, which keep no headers or body', () => {
+    const { logger, lines } = capture();
+    const err = Object.assign(new Error('boom'), { body: 'secret body' });
+    logger.info({ err }, 'failed');
+    const line = JSON.parse(lines[0]);
+    expect(line.err.message).toBe('boom');
+    expect(lines[0]).not.toContain('secret body');
   });
 });
 
