@@ -53,23 +53,22 @@ export function redactLogFields(fields: Record<string, unknown>): Record<string,
 
 function censorNested(value: unknown): unknown {
   if (!isRecord(value)) return value;
-  let out: Record<string, unknown> | undefined;
-  for (const key of SECRET_KEYS) {
-    if (Object.prototype.hasOwnProperty.call(value, key)) (out ??= { ...value })[key] = CENSOR;
-  }
-  const headers = value.headers;
-  const clean = censorHeaders(headers);
-  if (clean !== headers) (out ??= { ...value }).headers = clean;
-  return out ?? value;
+  const clean = censorKeys(value, SECRET_KEYS);
+  const headers = censorHeaders(value.headers);
+  return headers === value.headers ? clean : { ...clean, headers };
 }
 
 function censorHeaders(headers: unknown): unknown {
-  if (!isRecord(headers)) return headers;
+  return isRecord(headers) ? censorKeys(headers, SECRET_HEADERS) : headers;
+}
+
+/** `value` with each of `keys` it has censored: a copy if any, else `value` itself. */
+function censorKeys(value: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
   let out: Record<string, unknown> | undefined;
-  for (const name of SECRET_HEADERS) {
-    if (Object.prototype.hasOwnProperty.call(headers, name)) (out ??= { ...headers })[name] = CENSOR;
+  for (const key of keys) {
+    if (Object.prototype.hasOwnProperty.call(value, key)) (out ??= { ...value })[key] = CENSOR;
   }
-  return out ?? headers;
+  return out ?? value;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
