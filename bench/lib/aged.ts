@@ -42,7 +42,8 @@ const LAYOUT = 4;
  * stage wrote went into its own old page: 0.4-1.2 full-page images per event, the history's shape
  * rather than its size (docs/performance.md, "At month scale").
  */
-const leaseSql = (id: string) => `'${hostname().replace(/'/g, '')}:' || (20000 + ${id} % 4) || ':' || left(md5(${id}::text), 8) || ':' || (1 + ${id} / 64)`;
+const leaseSql = (id: string) =>
+  `'${hostname().replace(/'/g, '')}:' || (20000 + ${id} % 4) || ':' || left(md5(${id}::text), 8) || ':' || (1 + ${id} / 64)`;
 
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 

@@ -17,7 +17,10 @@ function capture(tracing = TRACING_OFF) {
     },
   });
   const options = pinoHttpOptions({ logLevel: 'info', tracing }) as pino.LoggerOptions;
-  return { logger: pino({ level: 'info', formatters: options.formatters, serializers: options.serializers, mixin: options.mixin }, stream), lines };
+  return {
+    logger: pino({ level: 'info', formatters: options.formatters, serializers: options.serializers, mixin: options.mixin }, stream),
+    lines,
+  };
 }
 
 describe('trace ids in log lines', () => {
