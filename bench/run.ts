@@ -803,6 +803,12 @@ const FAIRNESS_RATE = 10;
 const FAIRNESS_HISTORY = Number(process.argv.find((a) => a.startsWith('--fairness-history='))?.split('=')[1] ?? 20_000);
 /** --fairness-relay-apart: the relay in a second instance (ROLES=relay), the first without it. */
 const relayApart = process.argv.includes('--fairness-relay-apart');
+/**
+ * --fairness-acme-per-second=N: acme under a worker limit of N events/s (burst N) in the endpoints
+ * file, as an operator caps a bulk tenant (docs/operations.md, Worker limits): what bravo's tail
+ * is when acme's drain leaves the machine room.
+ */
+const FAIRNESS_ACME_PER_SECOND = process.argv.find((a) => a.startsWith('--fairness-acme-per-second='))?.split('=')[1];
 const FAIRNESS_IDLE_SECONDS = quick ? 10 : 20;
 
 async function fairness(server: BenchServer, variant: Variant, scenario: FairnessScenario): Promise<void> {
@@ -821,7 +827,13 @@ async function fairness(server: BenchServer, variant: Variant, scenario: Fairnes
   if (FAIRNESS_HISTORY > 0) await seedSettledHistory(db.url, FAIRNESS_HISTORY);
   await withClient(db.url, (c) => c.query('ANALYZE'));
   await withClient(server.url, (c) => c.query('CHECKPOINT')).catch(() => log('CHECKPOINT refused; measuring anyway'));
-  const env = { ERP_URL: sink.url, EMAIL_URL: sink.url, ...(stripe && { BENCH_ACME_API_URL: stripe.url }), ...variant.env };
+  const env = {
+    ERP_URL: sink.url,
+    EMAIL_URL: sink.url,
+    ...(stripe && { BENCH_ACME_API_URL: stripe.url }),
+    ...(FAIRNESS_ACME_PER_SECOND && { BENCH_ACME_PER_SECOND: FAIRNESS_ACME_PER_SECOND }),
+    ...variant.env,
+  };
   const service = await startService(db.url, relayApart ? { ...env, ROLES: 'api,worker,maintenance' } : env, variant.mainJs);
   const relay = relayApart ? await startService(db.url, { ...env, ROLES: 'relay' }, variant.mainJs) : undefined;
   const pool = new Pool(service.url, { connections: 8 });

@@ -23,7 +23,7 @@ export interface Service {
 export const BENCH_STRIPE_API_KEY = 'sk_test_bench_fairness_0123456789';
 
 /** `acmeApiUrl`: acme's endpoint reads a (fake) Stripe API there, for reconciliation runs requested by the bench. */
-function endpointsFile(acmeApiUrl?: string): string {
+function endpointsFile(acmeApiUrl?: string, acmePerSecond?: string): string {
   const file = join(mkdtempSync(join(tmpdir(), 'wi-bench-')), 'endpoints.json');
   writeFileSync(
     file,
@@ -50,6 +50,7 @@ function endpointsFile(acmeApiUrl?: string): string {
           toleranceSeconds: 600,
         },
       ],
+      ...(acmePerSecond && { tenants: [{ id: 'acme', limits: { perSecond: Number(acmePerSecond), burst: Number(acmePerSecond) } }] }),
     }),
   );
   return file;
@@ -176,7 +177,7 @@ export async function startService(databaseUrl: string, env: Record<string, stri
       NODE_ENV: 'production',
       DATABASE_URL: databaseUrl,
       PORT: String(port),
-      WEBHOOK_ENDPOINTS_FILE: endpointsFile(env.BENCH_ACME_API_URL),
+      WEBHOOK_ENDPOINTS_FILE: endpointsFile(env.BENCH_ACME_API_URL, env.BENCH_ACME_PER_SECOND),
       ...(env.BENCH_ACME_API_URL && { STRIPE_API_KEY: BENCH_STRIPE_API_KEY, PROVIDER_API_ALLOW_HTTP: 'true' }),
       BENCH_STRIPE_SECRET,
       ADMIN_TOKENS: `bench:operator:${BENCH_TOKEN}`,
