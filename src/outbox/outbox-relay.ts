@@ -65,6 +65,10 @@ class Semaphore {
   private meanMs?: number;
   /** The last claim took entries of one tenant only (or none): nobody else's turn to keep short. */
   solo = true;
+  /** The tenants whose entries the last claim took. */
+  claimed: ReadonlySet<string> = new Set();
+  /** Entries of each tenant here, sending or waiting. */
+  private readonly held = new Map<string, number>();
 
   constructor(private readonly limit: number) {}
 
@@ -95,7 +99,26 @@ class Semaphore {
     return this.active < this.limit && this.queued === 0;
   }
 
+  /**
+   * A tenant whose entry may join the queue by a hand-over even while it is full: nothing of its
+   * own here, and none due at the last claim (its own backlog goes first, by claims).
+   */
+  welcomes(tenant: string): boolean {
+    return !this.held.has(tenant) && !this.claimed.has(tenant);
+  }
+
   async run<T>(tenant: string, task: () => Promise<T>): Promise<T> {
+    this.held.set(tenant, (this.held.get(tenant) ?? 0) + 1);
+    try {
+      return await this.slot(tenant, task);
+    } finally {
+      const n = this.held.get(tenant)! - 1;
+      if (n === 0) this.held.delete(tenant);
+      else this.held.set(tenant, n);
+    }
+  }
+
+  private async slot<T>(tenant: string, task: () => Promise<T>): Promise<T> {
     if (this.active >= this.limit) {
       await new Promise<void>((resolve) => {
         const queue = this.waiting.get(tenant);
@@ -192,8 +215,9 @@ class RoundWatch implements RoundTally {
  * number of relays.
  *
  * Once started by its scheduler, the relay also takes the entries this instance's
- * business transactions write, without claiming them: while it has no backlog, the
- * writer commits them already claimed under a lease of the relay's (handOver) and
+ * business transactions write, without claiming them: while it has no backlog (and
+ * for a tenant with nothing in line, even then), the writer commits them already
+ * claimed under a lease of the relay's (handOver) and
  * hands them over after the commit (handedOver); a round then costs the one statement
  * that records its outcomes. If the instance dies first, the lease expires and any
  * relay's claim takes them over, their outcome unknown, as after a crash mid-round.
@@ -245,18 +269,23 @@ export class OutboxRelay implements RelayIntake {
 
   /**
    * A lease for the entries of one business transaction, when this relay can send them at once:
-   * started, not stopping, no backlog to claim (that goes first), few handed-over rounds in flight.
-   * Only for the destinations it would admit without asking their shared row. Undefined: the
-   * entries are written `pending`, for any relay's claim.
+   * started, not stopping, no backlog to claim (that goes first), few handed-over rounds in flight;
+   * or, whatever the backlog, for a tenant with nothing in line (`joins`). Only for the destinations
+   * it would admit without asking their shared row. Undefined: the entries are written `pending`,
+   * for any relay's claim.
    */
   handOver(): HandOver | undefined {
-    if (!this.started || this.stopped || this.backlog || this.handedRounds.size >= MAX_HANDED_ROUNDS) return undefined;
+    if (!this.started || this.stopped || this.handedRounds.size >= MAX_HANDED_ROUNDS) return undefined;
     const now = this.clock.now();
-    // Only where requests start at once: handed-over entries queued behind others would hold up the
-    // claims, which take their share of the room (Semaphore.room) and serve the tenants in turn.
-    const destinations = this.gates.unhindered(now, this.config.relay.leaseMs).filter((name) => this.isFree(name));
-    if (destinations.length === 0) return undefined;
-    return { lease: this.nextLease(), until: new Date(now.getTime() + this.config.relay.leaseMs), destinations };
+    const unhindered = this.gates.unhindered(now, this.config.relay.leaseMs);
+    if (unhindered.length === 0) return undefined;
+    // Every entry only where requests start at once: handed-over entries queued behind others would
+    // hold up the claims, which take their share of the room (Semaphore.room) and serve the tenants
+    // in turn. Elsewhere only a tenant with nothing in line, which then waits one turn of the
+    // tenants, not the next claim behind what one tenant's rounds hold (docs/operations.md).
+    const destinations = this.backlog ? [] : unhindered.filter((name) => this.isFree(name));
+    const joins = (name: string, tenant: string) => unhindered.includes(name) && this.welcomes(name, tenant);
+    return { lease: this.nextLease(), until: new Date(now.getTime() + this.config.relay.leaseMs), destinations, joins };
   }
 
   /** Entries committed already claimed under `handOver`: sent and recorded as a claimed round's. */
@@ -300,7 +329,7 @@ export class OutboxRelay implements RelayIntake {
       else tenants.set(e.destination, new Set([e.tenantId]));
     }
     // A claim serves every tenant with due entries in turn: entries of one tenant alone mean no other had any.
-    for (const name of budgets.keys()) this.solo(name, (tenants.get(name)?.size ?? 0) <= 1);
+    for (const name of budgets.keys()) this.lastClaim(name, tenants.get(name) ?? new Set());
     this.backlog = held.length >= RELAY_BATCH_SIZE || [...budgets].some(([name, budget]) => (claimed.get(name) ?? 0) >= budget);
     const full = this.backlog;
     await this.gates.giveBack(admissions, claimed);
@@ -490,9 +519,17 @@ export class OutboxRelay implements RelayIntake {
     return destination ? Math.min(RELAY_BATCH_SIZE, this.limit(name, destination).room) : RELAY_BATCH_SIZE;
   }
 
-  private solo(name: string, solo: boolean): void {
+  private lastClaim(name: string, tenants: ReadonlySet<string>): void {
     const destination = this.destinations.get(name);
-    if (destination) this.limit(name, destination).solo = solo;
+    if (!destination) return;
+    const limit = this.limit(name, destination);
+    limit.solo = tenants.size <= 1;
+    limit.claimed = tenants;
+  }
+
+  private welcomes(name: string, tenant: string): boolean {
+    const destination = this.destinations.get(name);
+    return destination !== undefined && this.limit(name, destination).welcomes(tenant);
   }
 
   private isFree(name: string): boolean {

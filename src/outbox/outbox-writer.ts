@@ -74,7 +74,9 @@ export class OutboxWriter {
     ];
     const written = this.writesOf(tx);
     const handOver = written.handOver;
-    values.push(handOver && offered(entries, handOver), handOver?.lease ?? null, handOver?.until ?? null);
+    const offers = handOver && offered(entries, handOver);
+    if (offers?.includes(true)) written.offered = true;
+    values.push(offers, handOver?.lease ?? null, handOver?.until ?? null);
     const inserted = tx
       .send<{ operation_key: string }>({ name: 'outbox_insert', text: INSERT_OUTBOX, values })
       .then((rows) => rows.map((r) => r.operation_key))
@@ -93,11 +95,13 @@ export class OutboxWriter {
   /** At the transaction's first write: its hand-over, and the callbacks that hand the entries over or wake a relay for those left pending. */
   private firstWrite(tx: UnitOfWork): TransactionWrites {
     const handOver = this.relay.handOver() ?? null;
-    const written: TransactionWrites = { handOver, inserted: [] };
+    const written: TransactionWrites = { handOver, offered: false, inserted: [] };
     const { inserted } = written;
     let handed: Promise<OutboxEntry[]> | undefined;
     if (handOver) {
       tx.beforeCommit(() => {
+        // Nothing offered (each entry's destination busy, its tenant already in line): no read back.
+        if (!written.offered) return;
         handed = this.repository.handedIn(tx, handOver.lease);
         // If it fails, so does the transaction, and nothing is handed over.
         handed.catch(() => undefined);
@@ -129,17 +133,20 @@ export class OutboxWriter {
 
 interface TransactionWrites {
   handOver: HandOver | null;
+  /** Some entry was offered to the hand-over. */
+  offered: boolean;
   inserted: Promise<string[]>[];
 }
 
 /**
- * Which entries the relay may take at once: its destination admitted, and no entry of the same
+ * Which entries the relay may take at once: its destination admitted (or its tenant welcome in the
+ * destination's queue), and no entry of the same
  * aggregate and destination before it in this write (that one goes first; INSERT_OUTBOX checks the table).
  */
 function offered(entries: OutboxWrite[], handOver: HandOver): boolean[] {
   const first = new Set<string>();
   return entries.map((e) => {
-    if (!handOver.destinations.includes(e.destination)) return false;
+    if (!handOver.destinations.includes(e.destination) && !handOver.joins(e.destination, e.tenantId)) return false;
     if (e.aggregate === undefined) return true;
     const key = `${e.tenantId}\0${e.aggregate}\0${e.destination}`;
     if (first.has(key)) return false;

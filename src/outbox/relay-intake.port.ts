@@ -20,6 +20,12 @@ export const RELAY_INTAKE = Symbol('RELAY_INTAKE');
 export interface HandOver {
   lease: string;
   until: Date;
-  /** Only entries for these destinations; the others are written pending. */
+  /** Every entry for these destinations (a request would start at once, no backlog to claim first). */
   destinations: string[];
+  /**
+   * For the other destinations, whether an entry of `tenant` may still join this relay's queue
+   * there: the tenant has nothing in it and had nothing due at the last claim, so it waits one
+   * turn of the tenants instead of the next claim. The others are written pending.
+   */
+  joins(destination: string, tenant: string): boolean;
 }
