@@ -19,6 +19,8 @@ export const RELAY_BATCH_SIZE = 64;
 
 /** Handed-over rounds in flight at most; past it, entries are written pending for the claim. */
 const MAX_HANDED_ROUNDS = 4;
+/** How long a tenant's join holds its place before its transaction hands the entry over (a rolled-back one never does). */
+const JOIN_RESERVATION_MS = 2_000;
 
 /** Test-only seam: crash tests kill the process between delivering and recording. */
 export const RELAY_FAULT_HOOK = Symbol('RELAY_FAULT_HOOK');
@@ -233,6 +235,11 @@ export class OutboxRelay implements RelayIntake {
   private stopped = false;
   /** The last claim came back full: claimed rounds drain the backlog before anything is handed over. */
   private backlog = false;
+  /** Joins (destination, tenant) granted to a transaction and not yet handed over, until when (performance.now). */
+  private readonly joining = new Map<string, number>();
+  private readonly joinedBy = new WeakMap<HandOver, string[]>();
+  /** (destination, tenant) with entries written pending by this instance, since when (performance.now). */
+  private readonly wrotePendingAt = new Map<string, number>();
   private readonly handedRounds = new Set<Promise<void>>();
   /** The last round took a destination's whole budget: the scheduler follows it with another at once. */
   private full = false;
@@ -284,18 +291,44 @@ export class OutboxRelay implements RelayIntake {
     // in turn. Elsewhere only a tenant with nothing in line, which then waits one turn of the
     // tenants, not the next claim behind what one tenant's rounds hold (docs/operations.md).
     const destinations = this.backlog ? [] : unhindered.filter((name) => this.isFree(name));
-    const joins = (name: string, tenant: string) => unhindered.includes(name) && this.welcomes(name, tenant);
-    return { lease: this.nextLease(), until: new Date(now.getTime() + this.config.relay.leaseMs), destinations, joins };
+    const joined: string[] = [];
+    const joins = (name: string, tenant: string): boolean => {
+      const key = `${name}\0${tenant}`;
+      const at = performance.now();
+      // One entry per tenant at a time: reserved from here until it is in the queue (handedOver).
+      if (!unhindered.includes(name) || (this.joining.get(key) ?? 0) > at || this.wrotePendingAt.has(key) || !this.welcomes(name, tenant)) {
+        return false;
+      }
+      this.joining.set(key, at + JOIN_RESERVATION_MS);
+      joined.push(key);
+      return true;
+    };
+    const handOver = { lease: this.nextLease(), until: new Date(now.getTime() + this.config.relay.leaseMs), destinations, joins };
+    this.joinedBy.set(handOver, joined);
+    return handOver;
+  }
+
+  /**
+   * Entries this instance's writer committed pending: their tenant does not join that destination's
+   * queue by hand-over until a claim has taken everything due there (its own backlog goes first).
+   */
+  wrotePending(entries: { destination: string; tenantId: string }[]): void {
+    const at = performance.now();
+    for (const e of entries) this.wrotePendingAt.set(`${e.destination}\0${e.tenantId}`, at);
   }
 
   /** Entries committed already claimed under `handOver`: sent and recorded as a claimed round's. */
   handedOver(handOver: HandOver, entries: OutboxEntry[]): void {
-    if (entries.length === 0) return;
-    const round = this.deliver(handOver.lease, handOver.until, entries)
-      // As when a claimed round fails (the database is down): the lease expires and a claim takes them over.
-      .catch((error: Error) => this.logger.error({ err: error.message }, 'relay round failed'))
-      .finally(() => this.handedRounds.delete(round));
-    this.handedRounds.add(round);
+    const joined = this.joinedBy.get(handOver) ?? [];
+    if (entries.length > 0) {
+      const round = this.deliver(handOver.lease, handOver.until, entries)
+        // As when a claimed round fails (the database is down): the lease expires and a claim takes them over.
+        .catch((error: Error) => this.logger.error({ err: error.message }, 'relay round failed'))
+        .finally(() => this.handedRounds.delete(round));
+      this.handedRounds.add(round);
+    }
+    // Each entry is in its destination's queue now (deliver reaches Semaphore.run before it first waits).
+    for (const key of joined) this.joining.delete(key);
   }
 
   /** One round. Returns how many entries it claimed or held back (0: nothing due, or nothing may go). */
@@ -319,6 +352,7 @@ export class OutboxRelay implements RelayIntake {
       return 0;
     }
     const claimedAt = this.clock.now();
+    const claimStarted = performance.now();
     const { entries, held } = await this.repository.claim(lease, claimedAt, leaseMs, budgets, RELAY_BATCH_SIZE);
     const claimed = new Map<string, number>();
     const tenants = new Map<string, Set<string>>();
@@ -331,6 +365,7 @@ export class OutboxRelay implements RelayIntake {
     // A claim serves every tenant with due entries in turn: entries of one tenant alone mean no other had any.
     for (const name of budgets.keys()) this.lastClaim(name, tenants.get(name) ?? new Set());
     this.backlog = held.length >= RELAY_BATCH_SIZE || [...budgets].some(([name, budget]) => (claimed.get(name) ?? 0) >= budget);
+    this.forgetPendingWrites(budgets, claimed, held, claimStarted);
     const full = this.backlog;
     await this.gates.giveBack(admissions, claimed);
     for (const h of held) this.metrics.heldBack(h.destination);
@@ -517,6 +552,24 @@ export class OutboxRelay implements RelayIntake {
   private room(name: string): number {
     const destination = this.destinations.get(name);
     return destination ? Math.min(RELAY_BATCH_SIZE, this.limit(name, destination).room) : RELAY_BATCH_SIZE;
+  }
+
+  /**
+   * A claim that took less than a destination's budget, and held nothing back there, took everything
+   * due there: what was written pending before it is on its way.
+   */
+  private forgetPendingWrites(
+    budgets: Map<string, number>,
+    claimed: Map<string, number>,
+    held: { destination: string }[],
+    before: number,
+  ): void {
+    const stillDue = new Set(held.map((h) => h.destination));
+    for (const [key, at] of this.wrotePendingAt) {
+      const name = key.slice(0, key.indexOf('\0'));
+      const budget = budgets.get(name);
+      if (budget !== undefined && (claimed.get(name) ?? 0) < budget && at < before && !stillDue.has(name)) this.wrotePendingAt.delete(key);
+    }
   }
 
   private lastClaim(name: string, tenants: ReadonlySet<string>): void {

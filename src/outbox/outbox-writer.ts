@@ -73,6 +73,7 @@ export class OutboxWriter {
       traceContexts,
     ];
     const written = this.writesOf(tx);
+    written.entries.push(...entries);
     const handOver = written.handOver;
     const offers = handOver && offered(entries, handOver);
     if (offers?.includes(true)) written.offered = true;
@@ -95,7 +96,7 @@ export class OutboxWriter {
   /** At the transaction's first write: its hand-over, and the callbacks that hand the entries over or wake a relay for those left pending. */
   private firstWrite(tx: UnitOfWork): TransactionWrites {
     const handOver = this.relay.handOver() ?? null;
-    const written: TransactionWrites = { handOver, offered: false, inserted: [] };
+    const written: TransactionWrites = { handOver, offered: false, entries: [], inserted: [] };
     const { inserted } = written;
     let handed: Promise<OutboxEntry[]> | undefined;
     if (handOver) {
@@ -110,12 +111,19 @@ export class OutboxWriter {
     // Wake a relay for what is pending once it is visible: this instance's own, else the others (throttled; every relay also polls).
     const wake = () => this.notifications.notifyNearest(OUTBOX_CHANNEL);
     tx.afterCommit(() => {
-      if (!handed) return wake();
+      if (!handed) {
+        this.relay.wrotePending(written.entries);
+        return wake();
+      }
       // Each answer is in: the statements were answered before the COMMIT. A write whose savepoint failed counts as pending (one wake-up too many at worst).
       void Promise.all([handed, Promise.allSettled(inserted)]).then(([entries, writes]) => {
         this.relay.handedOver(handOver!, entries);
         const keys = writes.reduce((n, w) => n + (w.status === 'fulfilled' ? w.value.length : 0), 0);
-        if (entries.length < keys) wake();
+        if (entries.length < keys) {
+          const sent = new Set(entries.map((e) => e.operationKey));
+          this.relay.wrotePending(written.entries.filter((e) => !sent.has(e.operationKey)));
+          wake();
+        }
       });
     });
     return written;
@@ -135,6 +143,8 @@ interface TransactionWrites {
   handOver: HandOver | null;
   /** Some entry was offered to the hand-over. */
   offered: boolean;
+  /** Every entry written, to tell the relay which were left pending. */
+  entries: OutboxWrite[];
   inserted: Promise<string[]>[];
 }
 

@@ -77,15 +77,20 @@ describe("a tenant with nothing in line at a busy destination joins this relay's
 
   const key = (tenant: string, order: string) => `erp:order-paid:${tenant}:${order}`;
 
-  /** A business transaction of `tenant` writing its order's ERP operation through the real writer. */
-  async function pay(tenant: string, orderId: string): Promise<void> {
-    const effects = effectsOf({ ...paidOrder(orderId), tenantId: tenant }, 'paid', {
-      paymentId: `pi_${orderId}`,
-      occurredAt: '2026-12-01T10:00:00.000Z',
-      sourceEventId: '1',
-    }).filter((e) => e.destination === 'erp');
+  /** A business transaction of `tenant` writing its orders' ERP operations through the real writer. */
+  async function pay(tenant: string, ...orderIds: string[]): Promise<void> {
+    const effects = orderIds.flatMap((orderId) =>
+      effectsOf({ ...paidOrder(orderId), tenantId: tenant }, 'paid', {
+        paymentId: `pi_${orderId}`,
+        occurredAt: '2026-12-01T10:00:00.000Z',
+        sourceEventId: '1',
+      }).filter((e) => e.destination === 'erp'),
+    );
     await runInTransaction(t.app.get(DataSource), (tx) => t.app.get(OutboxWriter).write(tx, effects));
   }
+
+  const statusOf = async (tenant: string, order: string) =>
+    (await db.query<{ status: string }>('SELECT status FROM outbox WHERE operation_key = $1', [key(tenant, order)]))[0].status;
 
   const sent = () => erp.posts().map((r) => r.key);
 
@@ -111,19 +116,34 @@ describe("a tenant with nothing in line at a busy destination joins this relay's
       { operation_key: key('bravo', 'b1'), status: 'delivering', locked_by: expect.stringMatching(new RegExp(`^${relay.relayId}:`)) },
     ]);
 
-    // One answer at a time: the slot goes to acme's next, then to bravo (its turn), not after acme's queue.
-    for (let n = 1; n < 3; n++) {
+    // A newcomer joins with one entry at a time: of charlie's three in one transaction, one joins.
+    await pay('charlie', 'c1', 'c2', 'c3');
+    expect([await statusOf('charlie', 'c1'), await statusOf('charlie', 'c2'), await statusOf('charlie', 'c3')]).toEqual([
+      'delivering',
+      'pending',
+      'pending',
+    ]);
+
+    await pay('bravo', 'b2');
+    expect(await statusOf('bravo', 'b2')).toBe('pending');
+
+    // One answer at a time: the slot goes to acme's next, then to bravo and charlie (their turns), not after acme's queue.
+    for (let n = 1; n < 5; n++) {
       erp.release();
       await waitFor(`request ${n + 1}`, async () => sent().length === n + 1);
     }
-    expect(sent().map((k) => k!.split(':')[2])).toEqual(['acme', 'acme', 'bravo']);
+    expect(sent().map((k) => k!.split(':')[2])).toEqual(['acme', 'acme', 'bravo', 'charlie', 'acme']);
+
+    // Bravo's next entry, once b1 is sent, does not join ahead of b2, written pending while b1 waited.
+    await pay('bravo', 'b3');
+    expect(await statusOf('bravo', 'b3')).toBe('pending');
 
     erp.failAlways(undefined);
     erp.release();
     await Promise.all(rounds);
     while ((await relay.runOnce()) > 0);
     await waitFor('every entry delivered', async () => (await db.query(`SELECT 1 FROM outbox WHERE status <> 'delivered'`)).length === 0);
-    expect(new Set(sent()).size).toBe(backlog + 4);
+    expect(new Set(sent()).size).toBe(backlog + 9);
   });
 });
 
