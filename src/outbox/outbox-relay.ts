@@ -19,8 +19,6 @@ export const RELAY_BATCH_SIZE = 64;
 
 /** Handed-over rounds in flight at most; past it, entries are written pending for the claim. */
 const MAX_HANDED_ROUNDS = 4;
-/** How long a tenant's join holds its place before its transaction hands the entry over (a rolled-back one never does). */
-const JOIN_RESERVATION_MS = 2_000;
 
 /** Test-only seam: crash tests kill the process between delivering and recording. */
 export const RELAY_FAULT_HOOK = Symbol('RELAY_FAULT_HOOK');
@@ -67,10 +65,6 @@ class Semaphore {
   private meanMs?: number;
   /** The last claim took entries of one tenant only (or none): nobody else's turn to keep short. */
   solo = true;
-  /** The tenants whose entries the last claim took. */
-  claimed: ReadonlySet<string> = new Set();
-  /** Entries of each tenant here, sending or waiting. */
-  private readonly held = new Map<string, number>();
 
   constructor(private readonly limit: number) {}
 
@@ -101,26 +95,7 @@ class Semaphore {
     return this.active < this.limit && this.queued === 0;
   }
 
-  /**
-   * A tenant whose entry may join the queue by a hand-over even while it is full: nothing of its
-   * own here, and none due at the last claim (its own backlog goes first, by claims).
-   */
-  welcomes(tenant: string): boolean {
-    return !this.held.has(tenant) && !this.claimed.has(tenant);
-  }
-
   async run<T>(tenant: string, task: () => Promise<T>): Promise<T> {
-    this.held.set(tenant, (this.held.get(tenant) ?? 0) + 1);
-    try {
-      return await this.slot(tenant, task);
-    } finally {
-      const n = this.held.get(tenant)! - 1;
-      if (n === 0) this.held.delete(tenant);
-      else this.held.set(tenant, n);
-    }
-  }
-
-  private async slot<T>(tenant: string, task: () => Promise<T>): Promise<T> {
     if (this.active >= this.limit) {
       await new Promise<void>((resolve) => {
         const queue = this.waiting.get(tenant);
@@ -217,9 +192,8 @@ class RoundWatch implements RoundTally {
  * number of relays.
  *
  * Once started by its scheduler, the relay also takes the entries this instance's
- * business transactions write, without claiming them: while it has no backlog (and
- * for a tenant with nothing in line, even then), the writer commits them already
- * claimed under a lease of the relay's (handOver) and
+ * business transactions write, without claiming them: while it has no backlog, the
+ * writer commits them already claimed under a lease of the relay's (handOver) and
  * hands them over after the commit (handedOver); a round then costs the one statement
  * that records its outcomes. If the instance dies first, the lease expires and any
  * relay's claim takes them over, their outcome unknown, as after a crash mid-round.
@@ -235,11 +209,6 @@ export class OutboxRelay implements RelayIntake {
   private stopped = false;
   /** The last claim came back full: claimed rounds drain the backlog before anything is handed over. */
   private backlog = false;
-  /** Joins (destination, tenant) granted to a transaction and not yet handed over, until when (performance.now). */
-  private readonly joining = new Map<string, number>();
-  private readonly joinedBy = new WeakMap<HandOver, string[]>();
-  /** (destination, tenant) with entries written pending by this instance, since when (performance.now). */
-  private readonly wrotePendingAt = new Map<string, number>();
   private readonly handedRounds = new Set<Promise<void>>();
   /** The last round took a destination's whole budget: the scheduler follows it with another at once. */
   private full = false;
@@ -276,59 +245,28 @@ export class OutboxRelay implements RelayIntake {
 
   /**
    * A lease for the entries of one business transaction, when this relay can send them at once:
-   * started, not stopping, no backlog to claim (that goes first), few handed-over rounds in flight;
-   * or, whatever the backlog, for a tenant with nothing in line (`joins`). Only for the destinations
-   * it would admit without asking their shared row. Undefined: the entries are written `pending`,
-   * for any relay's claim.
+   * started, not stopping, no backlog to claim (that goes first), few handed-over rounds in flight.
+   * Only for the destinations it would admit without asking their shared row. Undefined: the
+   * entries are written `pending`, for any relay's claim.
    */
   handOver(): HandOver | undefined {
-    if (!this.started || this.stopped || this.handedRounds.size >= MAX_HANDED_ROUNDS) return undefined;
+    if (!this.started || this.stopped || this.backlog || this.handedRounds.size >= MAX_HANDED_ROUNDS) return undefined;
     const now = this.clock.now();
-    const unhindered = this.gates.unhindered(now, this.config.relay.leaseMs);
-    if (unhindered.length === 0) return undefined;
-    // Every entry only where requests start at once: handed-over entries queued behind others would
-    // hold up the claims, which take their share of the room (Semaphore.room) and serve the tenants
-    // in turn. Elsewhere only a tenant with nothing in line, which then waits one turn of the
-    // tenants, not the next claim behind what one tenant's rounds hold (docs/operations.md).
-    const destinations = this.backlog ? [] : unhindered.filter((name) => this.isFree(name));
-    const joined: string[] = [];
-    const joins = (name: string, tenant: string): boolean => {
-      const key = `${name}\0${tenant}`;
-      const at = performance.now();
-      // One entry per tenant at a time: reserved from here until it is in the queue (handedOver).
-      if (!unhindered.includes(name) || (this.joining.get(key) ?? 0) > at || this.wrotePendingAt.has(key) || !this.welcomes(name, tenant)) {
-        return false;
-      }
-      this.joining.set(key, at + JOIN_RESERVATION_MS);
-      joined.push(key);
-      return true;
-    };
-    const handOver = { lease: this.nextLease(), until: new Date(now.getTime() + this.config.relay.leaseMs), destinations, joins };
-    this.joinedBy.set(handOver, joined);
-    return handOver;
-  }
-
-  /**
-   * Entries this instance's writer committed pending: their tenant does not join that destination's
-   * queue by hand-over until a claim has taken everything due there (its own backlog goes first).
-   */
-  wrotePending(entries: { destination: string; tenantId: string }[]): void {
-    const at = performance.now();
-    for (const e of entries) this.wrotePendingAt.set(`${e.destination}\0${e.tenantId}`, at);
+    // Only where requests start at once: handed-over entries queued behind others would hold up the
+    // claims, which take their share of the room (Semaphore.room) and serve the tenants in turn.
+    const destinations = this.gates.unhindered(now, this.config.relay.leaseMs).filter((name) => this.isFree(name));
+    if (destinations.length === 0) return undefined;
+    return { lease: this.nextLease(), until: new Date(now.getTime() + this.config.relay.leaseMs), destinations };
   }
 
   /** Entries committed already claimed under `handOver`: sent and recorded as a claimed round's. */
   handedOver(handOver: HandOver, entries: OutboxEntry[]): void {
-    const joined = this.joinedBy.get(handOver) ?? [];
-    if (entries.length > 0) {
-      const round = this.deliver(handOver.lease, handOver.until, entries)
-        // As when a claimed round fails (the database is down): the lease expires and a claim takes them over.
-        .catch((error: Error) => this.logger.error({ err: error.message }, 'relay round failed'))
-        .finally(() => this.handedRounds.delete(round));
-      this.handedRounds.add(round);
-    }
-    // Each entry is in its destination's queue now (deliver reaches Semaphore.run before it first waits).
-    for (const key of joined) this.joining.delete(key);
+    if (entries.length === 0) return;
+    const round = this.deliver(handOver.lease, handOver.until, entries)
+      // As when a claimed round fails (the database is down): the lease expires and a claim takes them over.
+      .catch((error: Error) => this.logger.error({ err: error.message }, 'relay round failed'))
+      .finally(() => this.handedRounds.delete(round));
+    this.handedRounds.add(round);
   }
 
   /** One round. Returns how many entries it claimed or held back (0: nothing due, or nothing may go). */
@@ -352,7 +290,6 @@ export class OutboxRelay implements RelayIntake {
       return 0;
     }
     const claimedAt = this.clock.now();
-    const claimStarted = performance.now();
     const { entries, held } = await this.repository.claim(lease, claimedAt, leaseMs, budgets, RELAY_BATCH_SIZE);
     const claimed = new Map<string, number>();
     const tenants = new Map<string, Set<string>>();
@@ -363,9 +300,8 @@ export class OutboxRelay implements RelayIntake {
       else tenants.set(e.destination, new Set([e.tenantId]));
     }
     // A claim serves every tenant with due entries in turn: entries of one tenant alone mean no other had any.
-    for (const name of budgets.keys()) this.lastClaim(name, tenants.get(name) ?? new Set());
+    for (const name of budgets.keys()) this.solo(name, (tenants.get(name)?.size ?? 0) <= 1);
     this.backlog = held.length >= RELAY_BATCH_SIZE || [...budgets].some(([name, budget]) => (claimed.get(name) ?? 0) >= budget);
-    this.forgetPendingWrites(budgets, claimed, held, claimStarted);
     const full = this.backlog;
     await this.gates.giveBack(admissions, claimed);
     for (const h of held) this.metrics.heldBack(h.destination);
@@ -554,35 +490,9 @@ export class OutboxRelay implements RelayIntake {
     return destination ? Math.min(RELAY_BATCH_SIZE, this.limit(name, destination).room) : RELAY_BATCH_SIZE;
   }
 
-  /**
-   * A claim that took less than a destination's budget, and held nothing back there, took everything
-   * due there: what was written pending before it is on its way.
-   */
-  private forgetPendingWrites(
-    budgets: Map<string, number>,
-    claimed: Map<string, number>,
-    held: { destination: string }[],
-    before: number,
-  ): void {
-    const stillDue = new Set(held.map((h) => h.destination));
-    for (const [key, at] of this.wrotePendingAt) {
-      const name = key.slice(0, key.indexOf('\0'));
-      const budget = budgets.get(name);
-      if (budget !== undefined && (claimed.get(name) ?? 0) < budget && at < before && !stillDue.has(name)) this.wrotePendingAt.delete(key);
-    }
-  }
-
-  private lastClaim(name: string, tenants: ReadonlySet<string>): void {
+  private solo(name: string, solo: boolean): void {
     const destination = this.destinations.get(name);
-    if (!destination) return;
-    const limit = this.limit(name, destination);
-    limit.solo = tenants.size <= 1;
-    limit.claimed = tenants;
-  }
-
-  private welcomes(name: string, tenant: string): boolean {
-    const destination = this.destinations.get(name);
-    return destination !== undefined && this.limit(name, destination).welcomes(tenant);
+    if (destination) this.limit(name, destination).solo = solo;
   }
 
   private isFree(name: string): boolean {

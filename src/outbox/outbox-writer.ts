@@ -73,11 +73,8 @@ export class OutboxWriter {
       traceContexts,
     ];
     const written = this.writesOf(tx);
-    written.entries.push(...entries);
     const handOver = written.handOver;
-    const offers = handOver && offered(entries, handOver);
-    if (offers?.includes(true)) written.offered = true;
-    values.push(offers, handOver?.lease ?? null, handOver?.until ?? null);
+    values.push(handOver && offered(entries, handOver), handOver?.lease ?? null, handOver?.until ?? null);
     const inserted = tx
       .send<{ operation_key: string }>({ name: 'outbox_insert', text: INSERT_OUTBOX, values })
       .then((rows) => rows.map((r) => r.operation_key))
@@ -96,13 +93,11 @@ export class OutboxWriter {
   /** At the transaction's first write: its hand-over, and the callbacks that hand the entries over or wake a relay for those left pending. */
   private firstWrite(tx: UnitOfWork): TransactionWrites {
     const handOver = this.relay.handOver() ?? null;
-    const written: TransactionWrites = { handOver, offered: false, entries: [], inserted: [] };
+    const written: TransactionWrites = { handOver, inserted: [] };
     const { inserted } = written;
     let handed: Promise<OutboxEntry[]> | undefined;
     if (handOver) {
       tx.beforeCommit(() => {
-        // Nothing offered (each entry's destination busy, its tenant already in line): no read back.
-        if (!written.offered) return;
         handed = this.repository.handedIn(tx, handOver.lease);
         // If it fails, so does the transaction, and nothing is handed over.
         handed.catch(() => undefined);
@@ -111,19 +106,12 @@ export class OutboxWriter {
     // Wake a relay for what is pending once it is visible: this instance's own, else the others (throttled; every relay also polls).
     const wake = () => this.notifications.notifyNearest(OUTBOX_CHANNEL);
     tx.afterCommit(() => {
-      if (!handed) {
-        this.relay.wrotePending(written.entries);
-        return wake();
-      }
+      if (!handed) return wake();
       // Each answer is in: the statements were answered before the COMMIT. A write whose savepoint failed counts as pending (one wake-up too many at worst).
       void Promise.all([handed, Promise.allSettled(inserted)]).then(([entries, writes]) => {
         this.relay.handedOver(handOver!, entries);
         const keys = writes.reduce((n, w) => n + (w.status === 'fulfilled' ? w.value.length : 0), 0);
-        if (entries.length < keys) {
-          const sent = new Set(entries.map((e) => e.operationKey));
-          this.relay.wrotePending(written.entries.filter((e) => !sent.has(e.operationKey)));
-          wake();
-        }
+        if (entries.length < keys) wake();
       });
     });
     return written;
@@ -141,22 +129,17 @@ export class OutboxWriter {
 
 interface TransactionWrites {
   handOver: HandOver | null;
-  /** Some entry was offered to the hand-over. */
-  offered: boolean;
-  /** Every entry written, to tell the relay which were left pending. */
-  entries: OutboxWrite[];
   inserted: Promise<string[]>[];
 }
 
 /**
- * Which entries the relay may take at once: its destination admitted (or its tenant welcome in the
- * destination's queue), and no entry of the same
+ * Which entries the relay may take at once: its destination admitted, and no entry of the same
  * aggregate and destination before it in this write (that one goes first; INSERT_OUTBOX checks the table).
  */
 function offered(entries: OutboxWrite[], handOver: HandOver): boolean[] {
   const first = new Set<string>();
   return entries.map((e) => {
-    if (!handOver.destinations.includes(e.destination) && !handOver.joins(e.destination, e.tenantId)) return false;
+    if (!handOver.destinations.includes(e.destination)) return false;
     if (e.aggregate === undefined) return true;
     const key = `${e.tenantId}\0${e.aggregate}\0${e.destination}`;
     if (first.has(key)) return false;

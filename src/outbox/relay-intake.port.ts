@@ -12,8 +12,6 @@ export interface RelayIntake {
   handOver(): HandOver | undefined;
   /** The entries committed under `handOver`'s lease, now the relay's to send. */
   handedOver(handOver: HandOver, entries: OutboxEntry[]): void;
-  /** Entries committed pending (not handed over): their tenants' next entries there do not join ahead of them. */
-  wrotePending(entries: { destination: string; tenantId: string }[]): void;
 }
 
 export const RELAY_INTAKE = Symbol('RELAY_INTAKE');
@@ -22,13 +20,6 @@ export const RELAY_INTAKE = Symbol('RELAY_INTAKE');
 export interface HandOver {
   lease: string;
   until: Date;
-  /** Every entry for these destinations (a request would start at once, no backlog to claim first). */
+  /** Only entries for these destinations; the others are written pending. */
   destinations: string[];
-  /**
-   * For the other destinations, whether an entry of `tenant` may still join this relay's queue
-   * there (one at a time): the tenant has nothing in it, none taken by the last claim and none
-   * this instance wrote pending since, so it waits one turn of the tenants instead of the next
-   * claim. The others are written pending.
-   */
-  joins(destination: string, tenant: string): boolean;
 }
