@@ -132,7 +132,6 @@ class Semaphore {
   }
 }
 
-/** What one round has seen of one destination so far: the round stops sending to it as soon as it looks down or asks for a pause. */
 /**
  * A destination's requests that found it down in a row, over every round of this instance (an
  * answer ends the streak). Each round stops starting requests once its own or this streak reaches
@@ -147,6 +146,7 @@ interface DownStreak {
   lastAt: number;
 }
 
+/** What one round has seen of one destination so far: the round stops sending to it as soon as it looks down or asks for a pause. */
 class RoundWatch implements RoundTally {
   answered = 0;
   down = 0;
