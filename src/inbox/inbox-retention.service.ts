@@ -30,7 +30,8 @@ export class InboxRetentionService {
   async forgetPayloadDays(before: Date | undefined, batch: number, stopped: () => boolean): Promise<ForgottenDays & { requeued: number }> {
     await this.days.makeAhead();
     const requeued = await this.days.requeueOldQuarantines();
-    const forgotten = before ? await this.days.forgetBefore(dayOf(before), batch, stopped) : { dropped: [], carried: 0, deferred: [] };
+    // Undefined: no day is forgotten, but one an earlier run detached is still finished.
+    const forgotten = await this.days.forgetBefore(before && dayOf(before), batch, stopped);
     return { ...forgotten, requeued };
   }
 

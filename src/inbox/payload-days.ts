@@ -137,9 +137,11 @@ export class PayloadDays implements OnApplicationBootstrap {
    * Forgets every day before `cutoff` (and before the database's today, which takes the
    * inserts): the payloads of open rows are carried to today in batches of `batch`, then the
    * partition is detached (CONCURRENTLY: inserts never wait) and dropped. A day whose rows
-   * cannot all be carried now, or whose lock is not had in time, is left to the next run.
+   * cannot all be carried now (before its detach or after it), or whose lock is not had in
+   * time, is left to the next run. `cutoff` undefined (payloads kept for ever): only a day an
+   * earlier run detached is finished.
    */
-  async forgetBefore(cutoff: string, batch: number, stopped: () => boolean = () => false): Promise<ForgottenDays> {
+  async forgetBefore(cutoff: string | undefined, batch: number, stopped: () => boolean = () => false): Promise<ForgottenDays> {
     const result: ForgottenDays = { dropped: [], carried: 0, deferred: [] };
     // One instance forgets at a time (a session lock on a connection of its own, for the detach too).
     const session = this.dataSource.createQueryRunner();
@@ -162,7 +164,7 @@ export class PayloadDays implements OnApplicationBootstrap {
 
   private async forgetDays(
     session: QueryRunner,
-    cutoff: string,
+    cutoff: string | undefined,
     batch: number,
     stopped: () => boolean,
     result: ForgottenDays,
@@ -171,7 +173,9 @@ export class PayloadDays implements OnApplicationBootstrap {
     const partitions: { name: string; day: string; attached: boolean; detach_pending: boolean }[] =
       await this.dataSource.query(PAYLOAD_PARTITIONS);
     for (const p of partitions) {
-      if (p.day >= cutoff || p.day >= today || stopped()) break;
+      if (stopped()) break;
+      // A day detached by an earlier run is finished whatever the cutoff is now: no reader sees it.
+      if (p.attached && !p.detach_pending && (cutoff === undefined || p.day >= cutoff || p.day >= today)) continue;
       if (p.attached && !p.detach_pending) {
         const carried = await this.carry(p.day, 'webhook_inbox_payloads', batch, stopped);
         result.carried += carried;
@@ -185,8 +189,14 @@ export class PayloadDays implements OnApplicationBootstrap {
         result.deferred.push(p.day);
         continue;
       }
-      // Detached: no new reader sees it. A row replayed while it was going is carried from it now.
+      // Detached: no new reader sees it. A row replayed while it was going is carried from it now;
+      // one held by someone at that instant (skipped) keeps the table for the next run.
       result.carried += await this.carry(p.day, p.name, batch, () => false);
+      const [{ n }]: { n: number }[] = await this.dataSource.query(OPEN_LEFT, [p.day]);
+      if (n > 0) {
+        result.deferred.push(p.day);
+        continue;
+      }
       await this.dataSource.query(`DROP TABLE IF EXISTS ${p.name}`);
       result.dropped.push(p.day);
     }

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
 import request from 'supertest';
 import { createDataSource, runMigrations } from '../../src/database/data-source';
 import { InboxWorker } from '../../src/inbox/inbox-worker';
+import { PayloadDays } from '../../src/inbox/payload-days';
 import { CLAIM } from '../../src/inbox/inbox.queries';
 import { RetentionService } from '../../src/retention/retention.service';
 import { DayPayloads1765640000000 } from '../../migrations/1765640000000-day-payloads';
@@ -124,6 +126,44 @@ describe('payload days', () => {
     expect([(await orderRow(db, 'pd-quarantined')).status, (await orderRow(db, 'pd-pending')).status]).toEqual(['paid', 'paid']);
     // Nothing more is due.
     expect(await t.app.get(RetentionService).runOnce()).toMatchObject({ payloadDaysDropped: 0 });
+  });
+
+  it('a row replayed as its day goes and held at the carry after the detach keeps its day for the next run, then its payload', async () => {
+    await db.query('TRUNCATE webhook_inbox, webhook_inbox_payloads');
+    await createOrder(t, 'pd-race');
+    const event = paymentIntentEvent('payment_intent.succeeded', { orderId: 'pd-race' });
+    await postStripe(t, event);
+    await db.query(`UPDATE webhook_inbox SET status = 'done', completed_at = now() WHERE event_id = $1`, [event.id]);
+    await ageInbox(db, 9);
+    const row = await inboxRow(db, event.id as string);
+    const [old] = await db.query(`SELECT to_char(payload_day, 'YYYY-MM-DD') AS day FROM webhook_inbox WHERE id = $1`, [row.id]);
+
+    // After the day's open rows were counted (none) and before its detach, an operator replays the
+    // event; as the carry from the detached day runs, someone (a claim, an outcome) holds the row.
+    const days = t.app.get(PayloadDays);
+    const holder = new Client({ connectionString: db.url });
+    await holder.connect();
+    const detach = (days as unknown as { detach: (...args: unknown[]) => Promise<boolean> }).detach.bind(days);
+    jest.spyOn(days as never, 'detach').mockImplementationOnce((async (...args: unknown[]) => {
+      expect((await request(t.url).post(`/admin/inbox/${row.id}/replay`).set(op).send({ reason: 'race' })).status).toBe(200);
+      const detached = await detach(...args);
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM webhook_inbox WHERE id = $1 FOR UPDATE', [row.id]);
+      return detached;
+    }) as never);
+    try {
+      const first = await days.forgetBefore(await today(db), 1000);
+      expect(first).toMatchObject({ dropped: [], deferred: [old.day] });
+    } finally {
+      await holder.query('ROLLBACK');
+      await holder.end();
+    }
+    // The next run carries it from the detached day, then drops the day.
+    const second = await days.forgetBefore(undefined, 1000);
+    expect(second).toMatchObject({ dropped: [old.day], carried: 1 });
+    expect(await db.query(`SELECT to_regclass('webhook_inbox_payloads_' || replace($1, '-', '')) AS t`, [old.day])).toEqual([{ t: null }]);
+    await drain(t);
+    expect((await inboxRow(db, event.id as string)).status).toBe('done');
   });
 
   it('a row an older instance quarantined `payload_missing` (it reads payloads from the row) is put back to pending, then processed', async () => {
