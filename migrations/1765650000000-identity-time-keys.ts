@@ -16,11 +16,12 @@ import { buildIndexConcurrently, runLong } from './concurrent-index';
  *   else changes: every instance keeps inserting with identity_at NULL against the old
  *   constraint webhook_inbox_identity, so an old instance beside a new one during the rolling
  *   deploy sees the schema it knows plus a column it does not write.
- * - `npm run cli -- inbox:time-keys`, once no old instance runs, records a start time a few
- *   minutes ahead and drops the old constraint: events stated from then on are keyed by time;
+ * - `npm run cli -- time-keys`, once no old instance runs, records a start time a day ahead
+ *   (TIME_KEYS_LEAD_MS) and drops the old constraint: events stated from then on are keyed by time;
  *   any event stated earlier keeps identity_at NULL, so a resend of a row written before the
  *   switch still meets it.
- * - on an empty inbox (a new install) the migration switches at once, from -infinity.
+ * - on an empty inbox (a new install) the migration switches at once, from -infinity: under the
+ *   table's lock, so no row an old instance commits meanwhile is left with a NULL key.
  */
 export class IdentityTimeKeys1765650000000 implements MigrationInterface {
   name = 'IdentityTimeKeys1765650000000';
@@ -40,10 +41,17 @@ export class IdentityTimeKeys1765650000000 implements MigrationInterface {
       'ON webhook_inbox (identity_at, source_scope, event_id) NULLS NOT DISTINCT',
       'UNIQUE INDEX',
     );
+    // A populated inbox is never locked here; an empty one is, and looked at again under the lock.
     const [{ empty }] = await q.query(`SELECT NOT EXISTS (SELECT 1 FROM webhook_inbox) AS empty`);
     if (empty) {
-      await q.query(`INSERT INTO webhook_inbox_time_keys (keyed_from) VALUES ('-infinity') ON CONFLICT DO NOTHING`);
-      await q.query(`ALTER TABLE webhook_inbox DROP CONSTRAINT IF EXISTS webhook_inbox_identity`);
+      await q.query(`
+        DO $$ BEGIN
+          LOCK TABLE webhook_inbox IN ACCESS EXCLUSIVE MODE;
+          IF NOT EXISTS (SELECT 1 FROM webhook_inbox) THEN
+            INSERT INTO webhook_inbox_time_keys (keyed_from) VALUES ('-infinity') ON CONFLICT DO NOTHING;
+            ALTER TABLE webhook_inbox DROP CONSTRAINT IF EXISTS webhook_inbox_identity;
+          END IF;
+        END $$`);
     }
   }
 

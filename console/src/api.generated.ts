@@ -198,7 +198,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The contract step of an upgrade: key identities by stated time from a few minutes ahead, and drop the id-only constraint. Only once no instance of an older version runs. */
+        /** The contract step of an upgrade: key identities by stated time from a day ahead, and drop the id-only constraint. Only once no instance of an older version runs. */
         post: operations["AdminIdentityKeysController_switchToTime"];
         delete?: never;
         options?: never;

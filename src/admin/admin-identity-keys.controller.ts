@@ -30,7 +30,7 @@ export class AdminIdentityKeysController {
   @Roles('operator')
   @ApiOperation({
     summary:
-      'The contract step of an upgrade: key identities by stated time from a few minutes ahead, and drop the id-only constraint. Only once no instance of an older version runs.',
+      'The contract step of an upgrade: key identities by stated time from a day ahead, and drop the id-only constraint. Only once no instance of an older version runs.',
   })
   @ApiZodBody(reasonBody)
   @ApiZodResponse(200, timeKeysSwitch)

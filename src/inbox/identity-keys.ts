@@ -7,11 +7,15 @@ import { runInTransaction } from '../database/unit-of-work';
 /** How long an instance trusts what it read of webhook_inbox_time_keys. */
 const REFRESH_MS = 10_000;
 /**
- * How far ahead of the switch time keys start: longer than any instance takes to see the
- * switch (REFRESH_MS plus a batch in flight), so no event stated after `keyed_from` is ever
- * written under the old key.
+ * How far ahead of the switch (the database's clock) time keys start. No event stated from
+ * `keyed_from` on may have been written under the old key, and a row written before the
+ * switch has the time its sender stated, by the sender's clock: an event stated minutes ahead
+ * of the database's clock and accepted just before the switch would otherwise be NULL-keyed,
+ * and its resend keyed by time, accepted twice. A day covers a sender's clock that far ahead
+ * as well as an instance's late read of the switch (REFRESH_MS); it only delays by a day the
+ * index's gain.
  */
-export const TIME_KEYS_LEAD_MS = 5 * 60_000;
+export const TIME_KEYS_LEAD_MS = 24 * 60 * 60_000;
 /** The old constraint's drop waits at most this long for its lock, then the switch tries again. */
 const DROP_LOCK_TIMEOUT = '2s';
 const DROP_ATTEMPTS = 15;

@@ -122,6 +122,10 @@ describe('identity keys across the upgrade of a populated inbox, and the switch'
     second = await startTestApp({ endpoints, databaseUrl: db.url });
     expect((await postStripe(second, stripeEvent({ id: 'evt_second_warm' }))).body.status).toBe('accepted');
 
+    // Stated hours ahead of the database's clock (the sender's clock ahead), accepted before the switch.
+    const ahead = stripeEvent({ id: 'evt_stated_ahead', created: Math.floor(Date.now() / 1000) + 6 * 3600 });
+    expect((await postStripe(first, ahead)).body.status).toBe('accepted');
+
     const viewer = await request(first.url)
       .post('/admin/identity-keys/time')
       .set('Authorization', `Bearer ${VIEWER_TOKEN}`)
@@ -134,7 +138,7 @@ describe('identity keys across the upgrade of a populated inbox, and the switch'
     expect(res.status).toBe(200);
     expect(res.body.oldConstraintDropped).toBe(true);
     const keyedFrom = new Date(res.body.keyedFrom).getTime();
-    expect(keyedFrom).toBeGreaterThan(Date.now() + 4 * 60_000);
+    expect(keyedFrom).toBeGreaterThan(Date.now() + 23 * 3600_000);
     expect(await db.query(`SELECT action, reason FROM admin_audit WHERE action = 'inbox.time_keys'`)).toEqual([
       { action: 'inbox.time_keys', reason: 'upgrade done' },
     ]);
@@ -142,6 +146,8 @@ describe('identity keys across the upgrade of a populated inbox, and the switch'
     // Stated before keyedFrom: NULL keys, the same as the rows written before the switch.
     expect((await postStripe(first, legacy)).body.status).toBe('duplicate');
     expect((await postStripe(first, stripeEvent({ id: 'evt_before_switch' }))).body.status).toBe('duplicate');
+    expect((await postStripe(first, ahead)).body.status).toBe('duplicate');
+    expect(await rowsOf(db, 'evt_stated_ahead')).toEqual([{ identity_at: null, deliveries: 2 }]);
     // The instance still holding the id-only mode finds its conflict target gone, reads the mode again, nothing lost.
     expect((await postStripe(second, legacy)).body.status).toBe('duplicate');
     const late = stripeEvent({ id: 'evt_second_after' });
@@ -151,7 +157,7 @@ describe('identity keys across the upgrade of a populated inbox, and the switch'
   });
 
   it('an event stated after keyedFrom is keyed by its time, and its resends on either instance are duplicates', async () => {
-    const created = Math.floor(Date.now() / 1000) + 600;
+    const created = Math.floor(Date.now() / 1000) + 25 * 3600;
     const event = stripeEvent({ id: 'evt_after_switch', created });
     const answers = await Promise.all([postStripe(first, event), postStripe(second!, event), postStripe(first, event)]);
     expect(answers.map((a) => a.body.status).sort()).toEqual(['accepted', 'duplicate', 'duplicate']);
