@@ -232,12 +232,14 @@ export const WRITE_DESTINATION = `
 export const PRUNE_DELIVERED = pruneOldestCreated(`o.created_at < $1 AND o.status = 'delivered' AND o.delivered_at < $1`);
 
 /**
- * Deletes up to $2 dead or unresolved entries created before $1
+ * Deletes up to $2 dead or unresolved entries created and last tried before $1
  * (RETENTION_ABANDONED_DAYS: an operator had that long to retry or resolve them), with
- * their attempt history. Never one that still holds a later entry of its aggregate
- * back: deleting it would release an operation the operator has not decided on.
+ * their attempt history. Last tried, too: an entry held back for months behind an earlier
+ * one of its order may die only now. Never one that still holds a later entry of its
+ * aggregate back: deleting it would release an operation the operator has not decided on.
  */
 export const PRUNE_ABANDONED = pruneOldestCreated(`o.created_at < $1 AND o.status IN ('dead', 'unresolved')
+                     AND NOT EXISTS (SELECT 1 FROM outbox_attempts a WHERE a.outbox_id = o.id AND a.at >= $1)
                      AND NOT EXISTS (SELECT 1 FROM outbox n
                                       WHERE o.aggregate IS NOT NULL AND n.tenant_id = o.tenant_id AND n.aggregate = o.aggregate
                                         AND n.aggregate_seq > o.aggregate_seq AND n.status IN ('pending', 'delivering'))`);

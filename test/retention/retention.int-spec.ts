@@ -269,7 +269,7 @@ describe('retention job (issue 5 item 7)', () => {
       `INSERT INTO webhook_inbox_attempts (inbox_id, attempt, at, outcome) SELECT id, 1, received_at, 'quarantined' FROM webhook_inbox`,
     );
     // Outbox: dead and unresolved 91 days old (gone), one dead that holds a later entry of its order back (kept, and the
-    // held entry), a young dead one and an old pending one (kept).
+    // held entry), a young dead one, an old pending one and one created 91 days ago that died lately (kept).
     const entry = (key: string, status: string, days: number, aggregateSeq?: number) =>
       db.query(
         `INSERT INTO outbox (operation_key, destination, operation_type, tenant_id, payload, status, created_at, aggregate, aggregate_seq)
@@ -282,8 +282,13 @@ describe('retention job (issue 5 item 7)', () => {
     await entry('erp:held', 'pending', 91, 2);
     await entry('erp:dead-young', 'dead', 89);
     await entry('erp:pending-old', 'pending', 91);
+    await entry('erp:dead-lately', 'dead', 91);
     await db.query(
       `INSERT INTO outbox_attempts (outbox_id, attempt, at, lease, outcome) SELECT id, 1, created_at, 'l', 'retry' FROM outbox`,
+    );
+    // Held back for months behind an earlier entry, then tried and dead a day ago: the operator's window starts there.
+    await db.query(
+      `INSERT INTO outbox_attempts (outbox_id, attempt, at, lease, outcome) SELECT id, 2, ${ago(1)}, 'l', 'dead' FROM outbox WHERE operation_key = 'erp:dead-lately'`,
     );
     // Orders: unchanged for 401 days (gone, with its transitions), created 401 days ago but changed since (kept).
     const order = (id: string, createdDays: number, updatedDays: number) =>
@@ -318,8 +323,14 @@ describe('retention job (issue 5 item 7)', () => {
     expect(Object.keys(await inbox()).sort()).toEqual(['evt_p_old', 'evt_q_young']);
     expect((await db.query('SELECT count(*)::int AS n FROM webhook_inbox_attempts'))[0].n).toBe(2);
     const keys = await db.query<{ operation_key: string }>('SELECT operation_key FROM outbox ORDER BY operation_key');
-    expect(keys.map((k) => k.operation_key)).toEqual(['erp:dead-holding', 'erp:dead-young', 'erp:held', 'erp:pending-old']);
-    expect((await db.query('SELECT count(*)::int AS n FROM outbox_attempts'))[0].n).toBe(4);
+    expect(keys.map((k) => k.operation_key)).toEqual([
+      'erp:dead-holding',
+      'erp:dead-lately',
+      'erp:dead-young',
+      'erp:held',
+      'erp:pending-old',
+    ]);
+    expect((await db.query('SELECT count(*)::int AS n FROM outbox_attempts'))[0].n).toBe(6);
     expect(await db.query('SELECT id FROM orders')).toEqual([{ id: 'o-refunded-lately' }]);
     expect(await db.query('SELECT order_id FROM order_transitions')).toEqual([{ order_id: 'o-refunded-lately' }]);
     expect(await db.query(`SELECT action FROM admin_audit WHERE action IN ('old', 'young')`)).toEqual([{ action: 'young' }]);
