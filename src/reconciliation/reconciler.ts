@@ -11,6 +11,7 @@ export interface ReconcileWindow {
 
 /** What a reconciler gets from the run that drives it. */
 export interface ReconcileContext {
+  /** Count only: `accept` writes nothing, and a provider that resends instead must ask for nothing. */
   readonly dryRun: boolean;
   /**
    * Makes one API call within the key's shared read budget, counting it; waits

@@ -245,7 +245,7 @@ class RunContext implements ReconcileContext {
   }
 
   async redelivered(count: number, listed: number, position: string): Promise<void> {
-    this.runner.countRedeliveries(this.endpoint, count);
+    if (!this.run.dryRun) this.runner.countRedeliveries(this.endpoint, count);
     await this.store({ position, listed, foundMissing: count, accepted: 0 });
   }
 

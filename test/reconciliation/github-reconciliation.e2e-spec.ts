@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { ReconciliationScheduler } from '../../src/reconciliation/reconciliation.scheduler';
+import { ReconciliationService } from '../../src/reconciliation/reconciliation.service';
 import { FakeGithubApi } from '../support/fake-github-api';
 import { signGithub } from '../support/signers';
 import { startTestApp, TestApp } from '../support/test-app';
@@ -9,6 +10,7 @@ import { waitFor } from '../support/wait-for';
 const TOKEN = 'ghp_reconcile0123456789SECRETTOKEN';
 const SECRET = 'gh-webhook-secret';
 const HOOK = '123';
+const OPERATOR = { name: 'ops', role: 'operator' } as const;
 
 describe('reconciliation: GitHub asks for failed deliveries again', () => {
   let db: TestDatabase;
@@ -79,6 +81,16 @@ describe('reconciliation: GitHub asks for failed deliveries again', () => {
     expect(await reconcile()).toBe(1);
     expect(github.redeliveries).toHaveLength(1);
     expect(await db.query(`SELECT count(*)::int AS n FROM webhook_inbox WHERE event_id = 'g-lost'`)).toEqual([{ n: 1 }]);
+  });
+
+  it('a dry run counts the failed deliveries the inbox lacks and asks GitHub for none of them', async () => {
+    github.addDelivery('g-dry', 502, { ref: 'refs/heads/dry' }, 'push', 100);
+    const asked = github.redeliveries.length;
+    await t.app.get(ReconciliationService).request(OPERATOR, { endpoint: 'gh-acme', dryRun: true, reason: 'count first' });
+    expect(await reconcile()).toBe(1);
+    expect(await lastRun()).toMatchObject({ status: 'succeeded', dry_run: true, found_missing: 1 });
+    expect(github.redeliveries).toHaveLength(asked);
+    expect(await db.query(`SELECT count(*)::int AS n FROM webhook_inbox WHERE event_id = 'g-dry'`)).toEqual([{ n: 0 }]);
   });
 
   it('a bad token: the run failed with one line in its record, the token never logged', async () => {

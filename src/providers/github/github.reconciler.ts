@@ -67,6 +67,9 @@ export class GithubReconciler implements Reconciler {
       for (const [i, delivery] of failed.entries()) {
         if (present[i] || asked.has(delivery.guid)) continue;
         asked.add(delivery.guid);
+        redelivered++;
+        // A dry run counts what it would ask for: a redelivery arrives as a webhook and is processed.
+        if (context.dryRun) continue;
         await context.wait(rateLimitWaitMs(page.headers as Record<string, unknown>));
         await context.call(() =>
           octokit
@@ -79,7 +82,6 @@ export class GithubReconciler implements Reconciler {
               throw githubErrorOf(error);
             }),
         );
-        redelivered++;
       }
       const next = nextCursor(page.headers.link);
       // Newest first: past the window's start, or at the end, the run is done.
