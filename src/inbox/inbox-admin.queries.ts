@@ -19,8 +19,15 @@ export const ADMIN_PAYLOAD_COLUMNS = `coalesce((SELECT wp.payload FROM ${dayPayl
 
 /** Row lock for an admin change (same transaction as its audit row). */
 export const ADMIN_LOCK = `
-  SELECT status, status_reason, endpoint_id, event_type, source_facts, NOT ${payloadKept('webhook_inbox')} AS payload_purged
+  SELECT status, status_reason, endpoint_id, event_type, source_facts
     FROM webhook_inbox WHERE ${ROW_IN_SCOPE} FOR UPDATE`;
+
+/**
+ * Whether row $1's payload is gone, read after ADMIN_LOCK in a statement of its own: an erasure
+ * deletes a day's payload while it holds the row, and a statement that waited for the row still
+ * reads the payload as it was when the statement began.
+ */
+export const ADMIN_PAYLOAD_PURGED = `SELECT NOT ${payloadKept('webhook_inbox')} AS payload_purged FROM webhook_inbox WHERE id = $1`;
 
 /** The effect preview's read of one row (no lock: the preview changes nothing of it), with its stored confirm reading. */
 export const ADMIN_PREVIEW_ROW = `
@@ -45,8 +52,13 @@ export const ADMIN_QUARANTINE = `
      SET status = 'quarantined', status_reason = 'operator', locked_by = NULL, locked_until = NULL, completed_at = $2
    WHERE id = $1`;
 
+/** Locks a bulk-replay batch's rows before adminReplayBatch reads their payloads (ADMIN_PAYLOAD_PURGED says why). */
+export function adminLockBatch(filterSql: string, idsParam: string): string {
+  return `SELECT id FROM webhook_inbox ${filterSql} AND id = ANY(${idsParam}::bigint[]) ORDER BY id FOR UPDATE`;
+}
+
 /**
- * One bulk-replay batch: re-checks the filter on the locked rows (a row that moved
+ * One bulk-replay batch, its rows locked by adminLockBatch: re-checks the filter (a row that moved
  * on meanwhile is left alone) and returns each row's status before the change. A
  * row whose sender was refused (`unexpected_source`) is never replayed, whatever the
  * caller decided from its earlier read.

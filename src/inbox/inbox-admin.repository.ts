@@ -5,6 +5,7 @@ import { ROW_IN_SCOPE, TenantScope } from '../common/tenant-scope';
 import {
   ADMIN_BACKLOG,
   ADMIN_LOCK,
+  ADMIN_PAYLOAD_PURGED,
   ADMIN_PAYLOAD_COLUMNS,
   ADMIN_PREVIEW_ROW,
   ADMIN_QUARANTINE,
@@ -15,6 +16,7 @@ import {
   ADMIN_STATS_LATENCY,
   ADMIN_STATS_OLDEST_PENDING,
   ADMIN_VIEW_COLUMNS,
+  adminLockBatch,
   adminReplayBatch,
   ADMIN_ACTIVITY,
   ADMIN_ACTIVITY_BY_ENDPOINT,
@@ -105,8 +107,10 @@ export class InboxAdminRepository {
 
   /** Locks the row for an admin change in `tx`; undefined when it does not exist or is not of `tenants`. */
   async lock(tx: UnitOfWork, id: string, tenants: TenantScope): Promise<(ReplayCandidate & { payloadPurged: boolean }) | undefined> {
-    const rows: (CandidateRow & { payload_purged: boolean })[] = await tx.query(ADMIN_LOCK, [id, tenants ?? null]);
-    return rows[0] && { ...toCandidate(rows[0]), payloadPurged: rows[0].payload_purged };
+    const rows: CandidateRow[] = await tx.query(ADMIN_LOCK, [id, tenants ?? null]);
+    if (!rows[0]) return undefined;
+    const [{ payload_purged }]: { payload_purged: boolean }[] = await tx.query(ADMIN_PAYLOAD_PURGED, [id]);
+    return { ...toCandidate(rows[0]), payloadPurged: payload_purged };
   }
 
   /**
@@ -166,6 +170,7 @@ export class InboxAdminRepository {
   ): Promise<(InboxStatusChange & { beforeReason: string | null })[]> {
     const where = inboxFilterWhere(filter).add('status = ANY(?::text[])', statuses);
     const idsParam = where.param(ids);
+    await tx.query(adminLockBatch(where.sql(), idsParam), [...where.params]);
     const nowParam = where.param(now);
     const [rows]: [{ id: string; before: InboxStatus; before_reason: string | null }[], number] = await tx.query(
       adminReplayBatch(where.sql(), idsParam, nowParam),
