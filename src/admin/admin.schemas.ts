@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { BadRequestError } from '../common/errors';
+import { configId } from '../config/endpoints.schema';
 
 const INBOX_STATUSES = ['pending', 'processing', 'done', 'ignored', 'quarantined'] as const;
 const OUTBOX_STATUSES = ['pending', 'delivering', 'delivered', 'unresolved', 'dead'] as const;
@@ -75,7 +76,8 @@ export const resolveBody = z.object({ outcome: z.enum(['delivered', 'retry']), r
 
 export const createOrderBody = z
   .object({
-    tenantId: label,
+    // An endpoint's tenant id: one with ":" would share another tenant's operation keys.
+    tenantId: configId,
     id: label,
     totalMinor: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
     currency: z

@@ -54,11 +54,17 @@ export const workLimitsSchema = z
 /** `data.object.shipping`: object keys only; an array on the way applies the rest of the path to each element. */
 export const JSON_PATH = /^[A-Za-z0-9_$-]{1,100}(\.[A-Za-z0-9_$-]{1,100}){0,19}$/;
 
+/**
+ * An endpoint's or a tenant's id. No ":": operation keys and identity scopes join a tenant
+ * and an order or endpoint with ":", so a tenant "acme:x" would name another tenant's keys.
+ */
+export const configId = z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, ".", "_" or "-" (1-100)');
+
 export const endpointSchema = z
   .object({
-    id: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, ".", "_" or "-" (1-100)'),
+    id: configId,
     provider: z.string().min(1),
-    tenantId: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, ".", "_" or "-" (1-100)'),
+    tenantId: configId,
     /** At least one, except for a provider whose key comes from elsewhere (a sender's certificate URL): checked by the registry. */
     secrets: z.array(secretSchema),
     toleranceSeconds: z

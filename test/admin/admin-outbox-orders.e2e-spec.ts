@@ -115,6 +115,13 @@ describe('admin outbox, orders and stats', () => {
       .set(op)
       .send({ ...body, totalMinor: 1.5 });
     expect(bad.status).toBe(400);
+    // A tenant "acme:x" would share acme's operation keys (`erp:order-paid:acme:x:1` is also acme's order "x:1").
+    const colliding = await request(t.url)
+      .post('/admin/orders')
+      .set(op)
+      .send({ ...body, tenantId: 'acme:x', id: '1' });
+    expect([colliding.status, colliding.body.reason]).toEqual([400, 'invalid_body']);
+    expect(await db.query(`SELECT 1 FROM orders WHERE tenant_id = 'acme:x'`)).toEqual([]);
   });
 
   it('reports stats: backlog, oldest pending age, failures and latency percentiles', async () => {
