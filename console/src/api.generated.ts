@@ -1845,7 +1845,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `not_retryable` */
+            /** @description `not_retryable`, or `recipient_erased` (an erasure blanked it: never sent) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1896,7 +1896,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `not_unresolved` */
+            /** @description `not_unresolved`, or `recipient_erased` for a retry (an erasure blanked it: never sent) */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -43,7 +43,7 @@ export class AdminOutboxController {
   @Roles('operator')
   @ApiOperation({ summary: 'Send a dead or unresolved entry again under the same operation key' })
   @ApiZodBody(reasonBody)
-  @ApiResponse({ status: 409, description: '`not_retryable`' })
+  @ApiResponse({ status: 409, description: '`not_retryable`, or `recipient_erased` (an erasure blanked it: never sent)' })
   @ApiZodResponse(200, outboxStatusChange)
   retry(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string, @Body() body: unknown) {
     const entryId = parseId(id);
@@ -59,7 +59,7 @@ export class AdminOutboxController {
       "Record an operator's decision on an unresolved or dead entry: delivered (settled; releases the entries of its aggregate held behind it), or retry",
   })
   @ApiZodBody(resolveBody)
-  @ApiResponse({ status: 409, description: '`not_unresolved`' })
+  @ApiResponse({ status: 409, description: '`not_unresolved`, or `recipient_erased` for a retry (an erasure blanked it: never sent)' })
   @ApiZodResponse(200, outboxStatusChange)
   resolve(@CurrentAdmin() who: AdminPrincipal, @Param('id') id: string, @Body() body: unknown) {
     const entryId = parseId(id);

@@ -89,9 +89,10 @@ export class OutboxAdminRepository {
   }
 
   /** Locks the entry for an admin change in `tx`; undefined when it does not exist or is not of `tenants`. */
-  async lock(tx: UnitOfWork, id: string, tenants: TenantScope): Promise<OutboxStatus | undefined> {
-    const rows: { status: OutboxStatus }[] = await tx.query(ADMIN_OUTBOX_LOCK, [id, tenants ?? null]);
-    return rows[0]?.status;
+  /** The entry's status, and whether an erasure blanked its recipient before it was sent. */
+  async lock(tx: UnitOfWork, id: string, tenants: TenantScope): Promise<{ status: OutboxStatus; erased: boolean } | undefined> {
+    const rows: { status: OutboxStatus; erased: boolean }[] = await tx.query(ADMIN_OUTBOX_LOCK, [id, tenants ?? null]);
+    return rows[0];
   }
 
   async requeue(tx: UnitOfWork, id: string, now: Date): Promise<void> {

@@ -85,7 +85,7 @@ export class OutboxAdminService {
   /** A dead or unresolved entry goes back to pending under the same operation key. */
   retry(who: Actor, id: string, reason: string, tenants: TenantScope): Promise<OutboxStatusChange & { auditId: string }> {
     return runInTransaction(this.dataSource, async (tx) => {
-      const status = await this.lock(tx, id, tenants);
+      const status = await this.lock(tx, id, tenants, true);
       if (status !== 'dead' && status !== 'unresolved') {
         throw new ConflictError('not_retryable', `an entry in status ${status} cannot be retried`);
       }
@@ -111,7 +111,7 @@ export class OutboxAdminService {
     tenants: TenantScope,
   ): Promise<OutboxStatusChange & { auditId: string }> {
     return runInTransaction(this.dataSource, async (tx) => {
-      const status = await this.lock(tx, id, tenants);
+      const status = await this.lock(tx, id, tenants, outcome === 'retry');
       if (status !== 'unresolved' && status !== 'dead') {
         throw new ConflictError('not_unresolved', `an entry in status ${status} needs no resolution`);
       }
@@ -189,10 +189,12 @@ export class OutboxAdminService {
   }
 
   /** Locks the entry; 404 when it does not exist or is outside `tenants` (never a hint that it exists). */
-  private async lock(tx: UnitOfWork, id: string, tenants: TenantScope): Promise<OutboxStatus> {
-    const status = await this.repository.lock(tx, id, tenants);
-    if (!status) throw new NotFoundError('outbox_entry_not_found', 'no outbox entry with this id');
-    return status;
+  /** Locks the entry; `resend`: for a change that sends it again, which an erased recipient refuses. */
+  private async lock(tx: UnitOfWork, id: string, tenants: TenantScope, resend: boolean): Promise<OutboxStatus> {
+    const entry = await this.repository.lock(tx, id, tenants);
+    if (!entry) throw new NotFoundError('outbox_entry_not_found', 'no outbox entry with this id');
+    if (resend && entry.erased) throw new ConflictError('recipient_erased', 'the recipient was erased: this entry is never sent');
+    return entry.status;
   }
 
   /** Throttled and best effort: a missed wake only waits for the next poll. */

@@ -265,8 +265,8 @@ function pruneOldestCreated(where: string): string {
 
 /**
  * Blanks the recipient of the e-mail entries among operation keys $1 (unique index
- * outbox_operation_key); one not sent yet becomes `dead` with last_error 'erased', so
- * no message goes out to an erased address. Returns every entry of the keys, e-mail or
+ * outbox_operation_key); one not sent yet becomes `dead` with last_error 'erased' (a dead
+ * one too), so no message goes out to an erased address and no operator's retry sends it. Returns every entry of the keys, e-mail or
  * not, with its source event: the inbox payloads behind them are erased too.
  */
 export const ERASE_RECIPIENTS = `
@@ -276,7 +276,7 @@ export const ERASE_RECIPIENTS = `
     UPDATE outbox o
        SET payload = jsonb_set(o.payload, '{to}', '""'),
            status = CASE WHEN o.status IN ('pending', 'unresolved') THEN 'dead' ELSE o.status END,
-           last_error = CASE WHEN o.status IN ('pending', 'unresolved') THEN 'erased' ELSE o.last_error END
+           last_error = CASE WHEN o.status IN ('pending', 'unresolved', 'dead') THEN 'erased' ELSE o.last_error END
       FROM entries e
      WHERE o.id = e.id AND e.destination = 'email' AND o.payload ? 'to'
     RETURNING o.id

@@ -91,6 +91,15 @@ describe('customer erasure: POST /admin/erasure and the CLI', () => {
     const [email, erp] = await outboxRows(db, 'er-1');
     expect(email).toMatchObject({ status: 'dead', last_error: 'erased' });
     expect(email.payload.to).toBe('');
+    // Never sent afterwards: an operator's retry (or resolution as retry) of it is refused.
+    for (const [path, send] of [
+      ['retry', { reason: 'careless' }],
+      ['resolve', { outcome: 'retry', reason: 'careless' }],
+    ] as const) {
+      const refused = await request(t.url).post(`/admin/outbox/${email.id}/${path}`).set(op).send(send);
+      expect([refused.status, refused.body.reason]).toEqual([409, 'recipient_erased']);
+    }
+    expect((await outboxRows(db, 'er-1'))[0]).toMatchObject({ status: 'dead', last_error: 'erased' });
     expect(erp).toMatchObject({ status: 'pending' });
     expect([await stored(paid.id as string), await stored(failed.id as string), await stored(mentions.id as string)]).toEqual([
       false,
