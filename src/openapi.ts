@@ -13,8 +13,11 @@ import { AdminToken, AppConfig } from './config/app-config';
 import { loadConfig } from './config/load-config';
 import { AppModule } from './app.module';
 
-/** Everything Swagger serves: /docs and its assets (the init script holds the document), /docs-json, /docs-yaml. */
-const DOCS_PATH = /^\/docs(?:$|[/-])/;
+/**
+ * Everything Swagger serves: /docs and its assets (the init script holds the document), /docs-json,
+ * /docs-yaml. In any case: Express's router matches /DOCS-JSON to Swagger's route too.
+ */
+const DOCS_PATH = /^\/docs(?:$|[/-])/i;
 
 /**
  * OpenAPI for the webhook and admin endpoints: UI at /docs, JSON at /docs-json. With

@@ -143,8 +143,17 @@ describe('OpenAPI: the admin answers', () => {
   });
 });
 
-/** Every path Swagger serves; the UI's init script carries the whole document. */
-const DOCS_PATHS = ['/docs', '/docs/', '/docs/swagger-ui-init.js', '/docs-json', '/docs-yaml'];
+/** Every path Swagger serves (the router matches them in any case); the UI's init script carries the whole document. */
+const DOCS_PATHS = [
+  '/docs',
+  '/docs/',
+  '/docs/swagger-ui-init.js',
+  '/docs-json',
+  '/docs-yaml',
+  '/DOCS-JSON',
+  '/Docs/swagger-ui-init.js',
+  '/DOCS/',
+];
 /** What production requires beyond the test defaults (destinations are never called here). */
 const PRODUCTION = { NODE_ENV: 'production', ERP_URL: 'https://erp.invalid/', EMAIL_URL: 'https://email.invalid/' };
 

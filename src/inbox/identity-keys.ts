@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { Clock } from '../common/clock';
 import { Actor, AuditService } from '../audit/audit.service';
 import { runInTransaction } from '../database/unit-of-work';
 
@@ -48,17 +47,17 @@ export interface IdentityKeyMode {
 @Injectable()
 export class IdentityKeys {
   private mode?: IdentityKeyMode;
+  /** When the mode was read, on the monotonic clock: a wall clock stepped back would keep it for as long. */
   private readAt = 0;
   private reading?: Promise<IdentityKeyMode>;
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly clock: Clock,
     private readonly audit: AuditService,
   ) {}
 
   async current(): Promise<IdentityKeyMode> {
-    if (this.mode && this.clock.now().getTime() - this.readAt < REFRESH_MS) return this.mode;
+    if (this.mode && performance.now() - this.readAt < REFRESH_MS) return this.mode;
     this.reading ??= this.read().finally(() => (this.reading = undefined));
     return this.reading;
   }
@@ -119,7 +118,7 @@ export class IdentityKeys {
                          AND conrelid = 'webhook_inbox'::regclass) AS old_constraint`,
     );
     this.mode = { keyedFromMs: row.keyed_from_ms ?? undefined, oldConstraint: row.old_constraint };
-    this.readAt = this.clock.now().getTime();
+    this.readAt = performance.now();
     return this.mode;
   }
 }
