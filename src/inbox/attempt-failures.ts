@@ -69,8 +69,17 @@ export class AttemptFailures {
   }
 }
 
-/** Name and message only: never a payload, and short enough for a column and a log line. */
+/**
+ * Name and message only: never a payload, and short enough for a column and a log line. Never
+ * throws (a thrown value String() cannot convert is named by its type) and holds no NUL, which a
+ * text column refuses: the failure must be recordable whatever a handler threw.
+ */
 export function shortError(error: unknown): string {
-  const e = error instanceof Error ? error : new Error(String(error));
-  return `${e.name}: ${e.message}`.slice(0, 300);
+  let text: string;
+  try {
+    text = error instanceof Error ? `${error.name}: ${error.message}` : `Error: ${String(error)}`;
+  } catch {
+    text = `Error: a thrown ${typeof error} that has no text`;
+  }
+  return text.replace(/\u0000/g, '').slice(0, 300);
 }
