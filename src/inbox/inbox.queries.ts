@@ -195,7 +195,9 @@ const LIMITED_CANDIDATES = `${IN_FLIGHT}, limits AS (
  * LOCKED: past the rows another instance's claim holds right now); the lock re-checks
  * that a row is still pending and due, and only the claimed rows are locked. The
  * limits the planner sees are literals or hidden (opaque): see CANDIDATES_PER_TENANT.
- * SKIP LOCKED lets any number of instances claim side by side. A
+ * SKIP LOCKED lets any number of instances claim side by side. Expired leases come first
+ * (the oldest work, and a crashed worker's rows hold their keys' places under a limit): after
+ * the due rows, a claim they filled would never reach them while a backlog lasts. A
  * reclaimed lease counts as a lost attempt, so an event that kills its worker is not
  * retried forever. A new row is due at its insert's now(), in microseconds: the
  * database clock counts too, or a claim in the same millisecond as the commit (a JS
@@ -232,7 +234,7 @@ function claimStatement(limited: boolean): string {
      LIMIT $3
        FOR UPDATE SKIP LOCKED
   ), picked AS (
-    SELECT id, turn FROM (SELECT id, turn FROM due UNION ALL SELECT id, 1 FROM expired) AS p LIMIT $3
+    SELECT id, turn FROM (SELECT id, 1 AS turn FROM expired UNION ALL SELECT id, turn FROM due) AS p LIMIT $3
   ), claimed AS (
     UPDATE webhook_inbox i
        SET status = 'processing',
