@@ -12,36 +12,36 @@ export interface BodyHold {
   /** Takes `bytes` more; throws BusyError (503, connection closed) past the budget or past its client's share of it. */
   take(bytes: number): void;
   /**
-   * Takes a place among its client's and its endpoint's accepts in flight (queued or committing);
-   * throws BusyError (503) past either share.
+   * Takes a place among its endpoint's accepts in flight (queued or committing), and among its
+   * client's accepts to that endpoint; throws BusyError (503) past either share.
    */
   admit(endpointId: string): void;
   close(): void;
-}
-
-/** What one client holds: bytes buffered and accepts in flight. */
-interface ClientShare {
-  bytes: number;
-  accepts: number;
 }
 
 /**
  * The memory strangers may fill before any signature is checked: a body can only
  * be verified once it is whole, so every webhook request in flight buffers its
  * bytes until its commit answers. One budget across all of them, so many slow
- * or large senders together cannot exhaust the heap; and a share of it, and of
- * the accept queue, per client (intake-client.ts), so one client filling its
- * share is refused (`intake_client_busy`) while the others are still answered.
- * The accept queue is shared per endpoint too (once the request is verified):
- * one endpoint's flood (a provider's bulk update, a storm of one organisation)
- * is refused `intake_endpoint_busy` first, and the other endpoints keep the rest.
+ * or large senders together cannot exhaust the heap; and a share of it per client
+ * (intake-client.ts), so one client filling its share is refused
+ * (`intake_client_busy`) while the others are still answered. The accept queue,
+ * once a request is verified, is shared per endpoint: one endpoint's flood (a
+ * provider's bulk update, a storm of one organisation) is refused
+ * `intake_endpoint_busy` first, and the other endpoints keep the rest; and per
+ * client within an endpoint, never across endpoints: a provider sends every
+ * endpoint's events from the same few addresses (all from one behind a proxy that
+ * names none), so a client's share across endpoints let one endpoint's flood refuse
+ * the others.
  */
 @Injectable()
 export class IntakeBudget {
   private buffered = 0;
-  private readonly clients = new Map<string, ClientShare>();
-  /** Accepts in flight per endpoint; an endpoint is dropped when it has none. */
+  /** Bytes buffered per client; a client is dropped when it holds none. */
+  private readonly clients = new Map<string, number>();
+  /** Accepts in flight per endpoint, and per endpoint and client; dropped at none. */
   private readonly endpoints = new Map<string, number>();
+  private readonly senders = new Map<string, number>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -72,47 +72,45 @@ export class IntakeBudget {
     const limits = this.config.intake;
     const client = intakeClientOf(req.socket.remoteAddress, req.headers['x-forwarded-for'], limits.trustedProxies);
     let held = 0;
-    let admitted: string | undefined;
-    // The client's entry is looked up each time: it is dropped whenever its last hold gives everything back.
+    let admitted: { endpoint: string; sender: string } | undefined;
     return {
       take: (bytes) => {
-        const mine = this.shareOf(client);
+        const mine = this.clients.get(client) ?? 0;
         if (this.buffered + bytes > limits.bufferMaxBytes) throw new BusyError('intake_busy', 1, true);
-        if (mine.bytes + bytes > limits.bufferPerClientMaxBytes) throw new BusyError('intake_client_busy', 1, true);
+        if (mine + bytes > limits.bufferPerClientMaxBytes) throw new BusyError('intake_client_busy', 1, true);
         this.buffered += bytes;
-        mine.bytes += bytes;
+        this.clients.set(client, mine + bytes);
         held += bytes;
       },
-      admit: (endpointId) => {
-        const mine = this.shareOf(client);
-        if (mine.accepts >= limits.queuePerClientMax) throw new BusyError('intake_client_busy', 1);
-        const endpointAccepts = this.endpoints.get(endpointId) ?? 0;
+      admit: (endpoint) => {
+        const sender = `${endpoint}\n${client}`;
+        const endpointAccepts = this.endpoints.get(endpoint) ?? 0;
+        const senderAccepts = this.senders.get(sender) ?? 0;
         if (endpointAccepts >= limits.queuePerEndpointMax) throw new BusyError('intake_endpoint_busy', 1);
-        mine.accepts++;
-        this.endpoints.set(endpointId, endpointAccepts + 1);
-        admitted = endpointId;
+        if (senderAccepts >= limits.queuePerClientMax) throw new BusyError('intake_client_busy', 1);
+        this.endpoints.set(endpoint, endpointAccepts + 1);
+        this.senders.set(sender, senderAccepts + 1);
+        admitted = { endpoint, sender };
       },
       close: () => {
-        const mine = this.clients.get(client);
-        if (!mine) return;
-        this.buffered -= held;
-        mine.bytes -= held;
-        if (admitted !== undefined) {
-          mine.accepts--;
-          const left = this.endpoints.get(admitted)! - 1;
-          if (left === 0) this.endpoints.delete(admitted);
-          else this.endpoints.set(admitted, left);
+        if (held > 0) {
+          this.buffered -= held;
+          release(this.clients, client, held);
+          held = 0;
         }
-        if (mine.bytes === 0 && mine.accepts === 0) this.clients.delete(client);
-        held = 0;
-        admitted = undefined;
+        if (admitted) {
+          release(this.endpoints, admitted.endpoint, 1);
+          release(this.senders, admitted.sender, 1);
+          admitted = undefined;
+        }
       },
     };
   }
+}
 
-  private shareOf(client: string): ClientShare {
-    let share = this.clients.get(client);
-    if (!share) this.clients.set(client, (share = { bytes: 0, accepts: 0 }));
-    return share;
-  }
+/** Gives `amount` of `key`'s count back, dropping the key at zero. */
+function release(counts: Map<string, number>, key: string, amount: number): void {
+  const left = counts.get(key)! - amount;
+  if (left === 0) counts.delete(key);
+  else counts.set(key, left);
 }

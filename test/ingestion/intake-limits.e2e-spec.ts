@@ -273,6 +273,17 @@ describe('Intake limits before authentication', () => {
       });
       expect(committed).toEqual(['evt_ea1', 'evt_ea2', 'evt_eb1']);
     });
+
+    it("one address flooding one endpoint: 503 for that endpoint; the same address's event to another endpoint is still queued and accepted", async () => {
+      // A provider sends every endpoint's events from the same few addresses.
+      await db.query('DELETE FROM webhook_inbox');
+      const committed = await shareFilled(t, db, locker, 'intake_endpoint_busy', {
+        fill: () => ['evt_fa1', 'evt_fa2'].map((id) => postFrom(t, '127.0.0.7', signStripe(stripeEvent({ id }), SECRET))),
+        over: () => postFrom(t, '127.0.0.7', signStripe(stripeEvent({ id: 'evt_fa3' }), SECRET)),
+        other: () => postFrom(t, '127.0.0.7', signStripe(stripeEvent({ id: 'evt_fb1' }), SECRET), 'stripe-bravo'),
+      });
+      expect(committed).toEqual(['evt_fa1', 'evt_fa2', 'evt_fb1']);
+    });
   });
 
   describe('the accept queue', () => {
