@@ -37,4 +37,10 @@ describe('retryDelayMs', () => {
   it('falls back to the backoff', () => {
     expect(retryDelayMs(2, policy, undefined, () => 0.5)).toBe(1000);
   });
+
+  it('falls back to the backoff when Retry-After names no wait (0, or a date already passed)', () => {
+    expect(retryDelayMs(2, policy, 0, () => 0.5)).toBe(1000);
+    const passed = parseRetryAfterMs('Wed, 21 Oct 2015 07:28:00 GMT', new Date());
+    expect(retryDelayMs(2, policy, passed, () => 0.5)).toBe(1000);
+  });
 });

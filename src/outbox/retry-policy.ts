@@ -18,11 +18,13 @@ export function parseRetryAfterMs(value: string | string[] | undefined, now: Dat
 /**
  * When to try again. A destination that names a delay (429/503 Retry-After)
  * knows its own load better than our failure count: wait that long, up to a day.
+ * One that names none (0, or a date its clock already passed) gets the backoff: else
+ * each answer costs an attempt with no wait, and its entries run out of attempts in seconds.
  */
 export const MAX_RETRY_AFTER_MS = 24 * 3600_000;
 
 export function retryDelayMs(attempt: number, policy: RetryPolicy, retryAfterMs?: number, random?: () => number): number {
   // Bounded: a huge Retry-After must not park an entry for years (or overflow a Date).
-  if (retryAfterMs !== undefined && Number.isFinite(retryAfterMs)) return Math.min(retryAfterMs, MAX_RETRY_AFTER_MS);
+  if (retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs > 0) return Math.min(retryAfterMs, MAX_RETRY_AFTER_MS);
   return backoffDelayMs(attempt, policy, random);
 }
