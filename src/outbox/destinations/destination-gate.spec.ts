@@ -81,4 +81,26 @@ describe('destination gate (pure)', () => {
     const back = giveBack(later.next!, limited, 2, false)!;
     expect(admit(back, limited, at(300), 64, LEASE).grant).toBe(2);
   });
+
+  it('the token bucket holds its rate across instances whose clocks differ by 5 s', () => {
+    // Two instances take turns every 50 ms, one 5 s ahead; 50 entries a second are due.
+    const run = (skewMs: number): number => {
+      let state = initialState('erp');
+      let granted = 0;
+      let due = 0;
+      for (let ms = 0; ms < 10_000; ms += 50) {
+        due += 2.5;
+        const round = admit(state, limited, at(ms + ((ms / 50) % 2 === 0 ? skewMs : 0)), 64, LEASE);
+        if (round.next) state = round.next;
+        const claimed = Math.min(round.grant, Math.floor(due));
+        due -= claimed;
+        granted += claimed;
+        state = giveBack(state, limited, round.grant - claimed, round.probe) ?? state;
+      }
+      return granted;
+    };
+    // 10 s at 10/s and a burst of 5, with or without the difference (before the fix: 500 with it).
+    expect(run(0)).toBeLessThanOrEqual(105);
+    expect(run(5000)).toBeLessThanOrEqual(105);
+  });
 });

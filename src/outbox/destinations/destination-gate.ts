@@ -88,7 +88,9 @@ export function admit(state: DestinationState, settings: DestinationSettings, no
     const available = refill(state, limit, t);
     grant = Math.min(grant, Math.floor(available));
     if (grant === 0) return { grant: 0, probe: false };
-    next = { ...(next ?? state), tokens: available - grant, tokensAt: now };
+    // Never stamped back: an instance whose clock is behind would have the next one refill that gap again.
+    const tokensAt = state.tokensAt && state.tokensAt.getTime() > t ? state.tokensAt : now;
+    next = { ...(next ?? state), tokens: available - grant, tokensAt };
   }
   return { grant, probe, next, transition };
 }
