@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { createHmac, generateKeyPairSync } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { EndpointConfig } from '../../config/app-config';
@@ -138,5 +138,37 @@ describe('SenderProvider.configure', () => {
 
   it('presets live in config/senders/, beside the endpoints file', () => {
     expect(presetsDirectory()).toBe(join(__dirname, '../../../config/senders'));
+  });
+});
+
+describe('SenderProvider: form bodies', () => {
+  const secret = 'a-secret-of-sixteen-bytes';
+
+  it("keeps fields named like an object's own properties as sent (constructor, toString, __proto__)", () => {
+    const provider = new SenderProvider();
+    const e = endpoint({ ...base, body: 'form', signed: '{body}' });
+    expect(provider.configure(e)).toEqual([]);
+    const raw = Buffer.from('id=1&type=t&constructor=abc&toString=def&__proto__=ghi');
+    const sig = createHmac('sha256', secret).update(raw).digest('hex');
+    const verified = provider.verify({ headers: { 'x-sig': sig }, rawBody: raw, method: 'POST' }, e, new Date());
+    expect(JSON.parse(JSON.stringify((verified as { payload: unknown }).payload))).toEqual(
+      JSON.parse('{"id":"1","type":"t","constructor":"abc","toString":"def","__proto__":"ghi"}'),
+    );
+  });
+
+  it('Twilio: a form with a field named constructor verifies', () => {
+    const provider = new SenderProvider();
+    const url = 'https://hooks.example.com/t';
+    const e = endpoint({ preset: 'twilio', publicUrl: url });
+    expect(provider.configure(e)).toEqual([]);
+    const fields: [string, string][] = [
+      ['MessageSid', 'SM1'],
+      ['MessageStatus', 'delivered'],
+      ['constructor', 'x'],
+    ];
+    const signed = url + fields.map(([k, v]) => k + v).join('');
+    const sig = createHmac('sha1', secret).update(signed).digest('base64');
+    const raw = Buffer.from(new URLSearchParams(fields).toString());
+    expect(() => provider.verify({ headers: { 'x-twilio-signature': sig }, rawBody: raw, method: 'POST' }, e, new Date())).not.toThrow();
   });
 });

@@ -471,7 +471,8 @@ function parseBody(rawBody: Buffer, format: SenderSettings['body']): unknown {
   }
   const text = utf8Text(rawBody);
   if (text === undefined) throw new BadRequestError('malformed_form', 'body is not valid UTF-8');
-  const fields: Record<string, string | string[]> = {};
+  // No prototype: a field named constructor, toString or __proto__ is a field like any other.
+  const fields: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
   for (const [name, value] of new URLSearchParams(text)) {
     const had = fields[name];
     fields[name] = had === undefined ? value : Array.isArray(had) ? [...had, value] : [had, value];
