@@ -62,6 +62,13 @@ describe('Stripe: hostile bytes and headers found by the fault suite', () => {
     expect(await rows()).toBe(0);
   });
 
+  it('a genuinely signed thin event (v2.core.event) is 400 unsupported_event, not 401, and writes nothing', async () => {
+    const body = JSON.stringify({ id: 'evt_thin_1', object: 'v2.core.event', type: 'v1.billing.meter.error_report_triggered' });
+    const res = await post(Buffer.from(body), signText(body));
+    expect({ status: res.status, reason: res.body.reason }).toEqual({ status: 400, reason: 'unsupported_event' });
+    expect(await rows()).toBe(0);
+  });
+
   it('non-ASCII UTF-8 text (é, emoji) is still accepted', async () => {
     const signed = signStripe(stripeEvent({ id: 'evt_bytes_3', note: 'café ☕ 🚀' }), SECRET);
     const res = await post(Buffer.from(signed.body, 'utf8'), signed.headers['stripe-signature']);

@@ -68,9 +68,10 @@ export class StripeProvider implements WebhookProvider {
 
     let stale = false;
     for (const secret of liveSecrets(endpoint, now)) {
-      let event: Stripe.Event;
+      // The SDK's check of the signature alone: its constructEvent also refuses a verified thin
+      // event with a plain Error, which would read as a signature that did not verify.
       try {
-        event = webhooks.constructEvent(
+        webhooks.signature!.verifyHeader(
           text,
           signature,
           secret.value,
@@ -79,16 +80,20 @@ export class StripeProvider implements WebhookProvider {
           now.getTime(), // milliseconds, despite the SDK's name
         );
       } catch (error) {
-        if (error instanceof Stripe.errors.StripeSignatureVerificationError) {
-          stale ||= /tolerance/i.test(error.message);
-          continue;
-        }
-        // Only JSON.parse runs after a successful verification; anything else (the SDK throws a
-        // plain Error for a header like "v1,<hex>") means the signature was not verified.
-        if (error instanceof SyntaxError) throw new BadRequestError('malformed_json', 'body is not valid JSON');
+        // Anything else (the SDK throws a plain Error for a header like "v1,<hex>") did not verify either.
+        if (error instanceof Stripe.errors.StripeSignatureVerificationError) stale ||= /tolerance/i.test(error.message);
         continue;
       }
-      return this.identify(event as unknown, secret.label);
+      let event: unknown;
+      try {
+        event = JSON.parse(text);
+      } catch {
+        throw new BadRequestError('malformed_json', 'body is not valid JSON');
+      }
+      if ((event as { object?: unknown } | null)?.object === 'v2.core.event') {
+        throw new BadRequestError('unsupported_event', 'a thin event (v2.core.event): send snapshot events to this endpoint');
+      }
+      return this.identify(event, secret.label);
     }
     throw stale
       ? new UnauthorizedError('timestamp_out_of_tolerance', 'signature timestamp is outside the tolerance')
