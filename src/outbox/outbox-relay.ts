@@ -171,7 +171,8 @@ class RoundWatch implements RoundTally {
       this.streak.down++;
       this.streak.lastAt = now;
       this.lastError = result.error;
-    } else if (result.statusCode !== undefined) {
+    } else if (result.statusCode !== undefined || result.kind === 'delivered') {
+      // An answer, including an outcome query's "applied" (no status of a send): the destination is up.
       this.answered++;
       this.streak.down = 0;
     }
