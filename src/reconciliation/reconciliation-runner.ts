@@ -103,9 +103,9 @@ export class ReconciliationRunner {
     }
     const now = this.clock.now();
     if (!(await this.repository.finish(run.id, lease, 'succeeded', null, now))) return;
-    if (run.advancesCursor && !run.dryRun)
-      await this.repository.advanceCursor(endpoint.id, new Date(window.to.getTime() - CURSOR_OVERLAP_MS), now);
-    this.metrics.run(endpoint.id, 'succeeded', now);
+    const advances = run.advancesCursor && !run.dryRun;
+    if (advances) await this.repository.advanceCursor(endpoint.id, new Date(window.to.getTime() - CURSOR_OVERLAP_MS), now);
+    this.metrics.run(endpoint.id, 'succeeded', now, advances);
     this.logger.log({ ...log, ...context.totals() }, 'reconciliation run succeeded');
   }
 

@@ -19,7 +19,7 @@ export class ReconciliationMetrics {
     });
     this.runs = new Counter({
       name: 'reconciliation_runs_total',
-      help: 'Reconciliation runs by endpoint and outcome (succeeded, failed)',
+      help: 'Reconciliation runs by endpoint and outcome (succeeded, failed; one_off: an operator run that moves no cursor succeeded)',
       labelNames: ['endpoint', 'outcome'],
       registers: [registry],
     });
@@ -35,8 +35,13 @@ export class ReconciliationMetrics {
     if (count > 0) this.events.inc({ endpoint, outcome, reason }, count);
   }
 
-  run(endpoint: string, outcome: 'succeeded' | 'failed', at: Date): void {
-    this.runs.inc({ endpoint, outcome });
-    if (outcome === 'succeeded') this.lastSuccess.set({ endpoint }, at.getTime() / 1000);
+  /**
+   * A run that moves no cursor (an operator's dry run or one-off window) succeeds as `one_off`
+   * and leaves the last success alone: it says nothing of the scheduled runs, and would hide
+   * their failing or stalling from the alerts.
+   */
+  run(endpoint: string, outcome: 'succeeded' | 'failed', at: Date, advancesCursor = true): void {
+    this.runs.inc({ endpoint, outcome: outcome === 'succeeded' && !advancesCursor ? 'one_off' : outcome });
+    if (outcome === 'succeeded' && advancesCursor) this.lastSuccess.set({ endpoint }, at.getTime() / 1000);
   }
 }

@@ -224,6 +224,38 @@ describe('reconciliation: Stripe events that never arrived', () => {
     expect(metrics.text).toMatch(/reconciliation_last_success_timestamp_seconds\{endpoint="stripe-acme"\} \d+/);
   });
 
+  it("an operator's dry run neither postpones the scheduled run nor stands in for its success", async () => {
+    const lastSuccess = async () =>
+      Number(
+        /reconciliation_last_success_timestamp_seconds\{endpoint="stripe-acme"\} (\S+)/.exec(
+          (await request(t.url).get('/metrics')).text,
+        )![1],
+      );
+    t.clock.advance(61_000);
+    expect(await reconcile(t)).toBe(1);
+    expect(await lastRun(db)).toMatchObject({ requested_by: 'schedule', status: 'succeeded' });
+    const scheduled = await lastSuccess();
+
+    t.clock.advance(50_000);
+    const dry = await request(t.url)
+      .post('/admin/reconciliation/run')
+      .set('Authorization', `Bearer ${OPERATOR_TOKEN}`)
+      .send({ reason: 'count first', dryRun: true });
+    expect(dry.status).toBe(202);
+    expect(await reconcile(t)).toBe(1);
+    expect(await lastRun(db)).toMatchObject({ dry_run: true, status: 'succeeded' });
+    expect(await lastSuccess()).toBe(scheduled);
+    expect((await request(t.url).get('/metrics')).text).toMatch(
+      /reconciliation_runs_total\{endpoint="stripe-acme",outcome="one_off"\} [1-9]/,
+    );
+
+    // Its interval after the last scheduled run, the next one runs.
+    t.clock.advance(15_000);
+    expect(await reconcile(t)).toBe(1);
+    expect(await lastRun(db)).toMatchObject({ requested_by: 'schedule', status: 'succeeded' });
+    expect(await lastSuccess()).toBeGreaterThan(scheduled);
+  });
+
   // Skipped: flaky (1 in ~5 runs): a scheduled run of the maintenance instance can take the one
   // throttled answer, so the calls seen here mix two runs. Honouring Retry-After is still covered
   // by test/provider-api/confirm-reads.e2e-spec.ts; the fix is to scope the calls to this run.
