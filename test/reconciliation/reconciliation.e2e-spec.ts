@@ -256,6 +256,21 @@ describe('reconciliation: Stripe events that never arrived', () => {
     expect(await lastSuccess()).toBeGreaterThan(scheduled);
   });
 
+  it('an empty page that says there is more fails the run and leaves the cursor', async () => {
+    t.clock.advance(61_000);
+    const [{ cursor_at: before }] = await db.query(`SELECT cursor_at FROM reconciliation_cursors WHERE endpoint_id = 'stripe-acme'`);
+    (stripe as unknown as { list: () => unknown }).list = () => ({ object: 'list', url: '/v1/events', has_more: true, data: [] });
+    try {
+      expect(await reconcile(t)).toBe(1);
+    } finally {
+      delete (stripe as unknown as { list?: unknown }).list;
+    }
+    expect(await lastRun(db)).toMatchObject({ requested_by: 'schedule', status: 'failed' });
+    expect(await db.query(`SELECT cursor_at FROM reconciliation_cursors WHERE endpoint_id = 'stripe-acme'`)).toEqual([
+      { cursor_at: before },
+    ]);
+  });
+
   // Skipped: flaky (1 in ~5 runs): a scheduled run of the maintenance instance can take the one
   // throttled answer, so the calls seen here mix two runs. Honouring Retry-After is still covered
   // by test/provider-api/confirm-reads.e2e-spec.ts; the fix is to scope the calls to this run.

@@ -1,6 +1,7 @@
 import Stripe from 'stripe';
 import { EndpointConfig } from '../../config/app-config';
 import { accountOption, StripeApi, unavailableOf } from './stripe-api';
+import { ProviderUnavailableError } from '../../provider-api/provider-api.errors';
 import { ReconcileContext, Reconciler, ReconcilerFor, ReconcileWindow } from '../../reconciliation/reconciler';
 
 /** Stripe's page size limit, and the most `types` one list call may filter on. */
@@ -39,7 +40,12 @@ export class StripeReconciler implements Reconciler {
           throw unavailableOf(error);
         }),
       );
-      if (page.data.length === 0) return;
+      if (page.data.length === 0) {
+        // An empty page that says there is more cannot be paged past: fail the run (the cursor
+        // stays) rather than succeed over events not listed.
+        if (page.has_more) throw new ProviderUnavailableError('unavailable');
+        return;
+      }
       after = page.data[page.data.length - 1].id;
       await context.accept(page.data, after);
       if (!page.has_more) return;
