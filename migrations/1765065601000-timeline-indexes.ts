@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { buildIndexConcurrently, runLong } from './concurrent-index';
 
 /**
  * Lookups of the event timeline: an event's outbox entries (by source_event_id)
@@ -13,12 +14,13 @@ export class TimelineIndexes1765065601000 implements MigrationInterface {
   transaction = false;
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`CREATE INDEX CONCURRENTLY IF NOT EXISTS outbox_source_event ON outbox (source_event_id)`);
-    await q.query(`CREATE INDEX CONCURRENTLY IF NOT EXISTS admin_audit_target ON admin_audit (target)`);
+    // Past the pool's query timeout on a large outbox; an invalid index a failed build left is built again.
+    await buildIndexConcurrently(q, 'outbox_source_event', 'ON outbox (source_event_id)');
+    await buildIndexConcurrently(q, 'admin_audit_target', 'ON admin_audit (target)');
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP INDEX CONCURRENTLY IF EXISTS admin_audit_target`);
-    await q.query(`DROP INDEX CONCURRENTLY IF EXISTS outbox_source_event`);
+    await runLong(q, `DROP INDEX CONCURRENTLY IF EXISTS admin_audit_target`);
+    await runLong(q, `DROP INDEX CONCURRENTLY IF EXISTS outbox_source_event`);
   }
 }

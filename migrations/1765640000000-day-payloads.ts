@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { buildIndexConcurrently, runLong } from './concurrent-index';
+import { addColumn, buildIndexConcurrently, runLong, runWithLockTimeout } from './concurrent-index';
 
 /**
  * Payloads move out of the inbox row into `webhook_inbox_payloads`, partitioned by the
@@ -47,7 +47,11 @@ export class DayPayloads1765640000000 implements MigrationInterface {
         PRIMARY KEY (day, inbox_id)
       ) PARTITION BY RANGE (day)`);
     // Key ids in use (a loose scan at start), rows per key, re-encryption batches by key.
-    await q.query(`CREATE INDEX IF NOT EXISTS webhook_inbox_payloads_key ON webhook_inbox_payloads (payload_key_id, inbox_id)`);
+    if (!(await q.query(`SELECT to_regclass('webhook_inbox_payloads_key') AS i`))[0].i)
+      await runWithLockTimeout(
+        q,
+        `CREATE INDEX IF NOT EXISTS webhook_inbox_payloads_key ON webhook_inbox_payloads (payload_key_id, inbox_id)`,
+      );
     await q.query(`
       CREATE OR REPLACE FUNCTION webhook_inbox_payload_day(d date) RETURNS boolean
       LANGUAGE plpgsql SET lock_timeout = '5s' AS $$
@@ -65,7 +69,7 @@ export class DayPayloads1765640000000 implements MigrationInterface {
       END $$`);
     await q.query(`SELECT webhook_inbox_payload_day(d::date)
                      FROM generate_series((now() AT TIME ZONE 'UTC')::date, (now() AT TIME ZONE 'UTC')::date + 7, interval '1 day') d`);
-    await q.query(`ALTER TABLE webhook_inbox ADD COLUMN IF NOT EXISTS payload_day date`);
+    await addColumn(q, 'webhook_inbox', 'payload_day', 'date');
     await buildIndexConcurrently(q, 'webhook_inbox_open', `ON webhook_inbox (id) WHERE status IN ('pending', 'processing', 'quarantined')`);
   }
 
@@ -75,7 +79,7 @@ export class DayPayloads1765640000000 implements MigrationInterface {
       UPDATE webhook_inbox i SET payload = p.payload, payload_sealed = p.payload_sealed, payload_key_id = p.payload_key_id, payload_day = NULL
         FROM webhook_inbox_payloads p WHERE p.day = i.payload_day AND p.inbox_id = i.id`);
     await runLong(q, 'DROP INDEX CONCURRENTLY IF EXISTS webhook_inbox_open');
-    await q.query(`ALTER TABLE webhook_inbox DROP COLUMN IF EXISTS payload_day`);
+    await runWithLockTimeout(q, `ALTER TABLE webhook_inbox DROP COLUMN IF EXISTS payload_day`);
     await q.query(`DROP TABLE IF EXISTS webhook_inbox_payloads`);
     await q.query(`DROP FUNCTION IF EXISTS webhook_inbox_payload_day(date)`);
   }

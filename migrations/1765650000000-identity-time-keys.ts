@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { buildIndexConcurrently, runLong } from './concurrent-index';
+import { addColumn, buildIndexConcurrently, runLong, runWithLockTimeout } from './concurrent-index';
 
 /**
  * Time-led identity keys (issue 38). An event's identity was (source_scope, event_id): ids
@@ -28,7 +28,7 @@ export class IdentityTimeKeys1765650000000 implements MigrationInterface {
   transaction = false;
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE webhook_inbox ADD COLUMN IF NOT EXISTS identity_at timestamptz`);
+    await addColumn(q, 'webhook_inbox', 'identity_at', 'timestamptz');
     await q.query(`
       CREATE TABLE IF NOT EXISTS webhook_inbox_time_keys (
         singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
@@ -44,26 +44,31 @@ export class IdentityTimeKeys1765650000000 implements MigrationInterface {
     // A populated inbox is never locked here; an empty one is, and looked at again under the lock.
     const [{ empty }] = await q.query(`SELECT NOT EXISTS (SELECT 1 FROM webhook_inbox) AS empty`);
     if (empty) {
-      await q.query(`
+      await runWithLockTimeout(
+        q,
+        `
         DO $$ BEGIN
           LOCK TABLE webhook_inbox IN ACCESS EXCLUSIVE MODE;
           IF NOT EXISTS (SELECT 1 FROM webhook_inbox) THEN
             INSERT INTO webhook_inbox_time_keys (keyed_from) VALUES ('-infinity') ON CONFLICT DO NOTHING;
             ALTER TABLE webhook_inbox DROP CONSTRAINT IF EXISTS webhook_inbox_identity;
           END IF;
-        END $$`);
+        END $$`,
+      );
     }
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`
-      DO $$ BEGIN
-        IF to_regclass('webhook_inbox_identity') IS NULL THEN
-          ALTER TABLE webhook_inbox ADD CONSTRAINT webhook_inbox_identity UNIQUE (source_scope, event_id);
-        END IF;
-      END $$`);
+    // The id-only constraint again: its index built CONCURRENTLY (inserts go on), then taken over.
+    if (!(await q.query(`SELECT 1 FROM pg_constraint WHERE conname = 'webhook_inbox_identity'`))[0]) {
+      await buildIndexConcurrently(q, 'webhook_inbox_identity', 'ON webhook_inbox (source_scope, event_id)', 'UNIQUE INDEX');
+      await runWithLockTimeout(
+        q,
+        `ALTER TABLE webhook_inbox ADD CONSTRAINT webhook_inbox_identity UNIQUE USING INDEX webhook_inbox_identity`,
+      );
+    }
     await q.query(`DROP TABLE IF EXISTS webhook_inbox_time_keys`);
     await runLong(q, 'DROP INDEX CONCURRENTLY IF EXISTS webhook_inbox_identity_time');
-    await q.query(`ALTER TABLE webhook_inbox DROP COLUMN IF EXISTS identity_at`);
+    await runWithLockTimeout(q, `ALTER TABLE webhook_inbox DROP COLUMN IF EXISTS identity_at`);
   }
 }

@@ -1,4 +1,6 @@
 import request from 'supertest';
+import { createDataSource, runMigrations } from '../../src/database/data-source';
+import { IdentityTimeKeys1765650000000 } from '../../migrations/1765650000000-identity-time-keys';
 import { signGithub, signStandard, signStripe, stripeEvent } from '../support/signers';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { OPERATOR_TOKEN, startTestApp, TestApp, useTestApp, VIEWER_TOKEN } from '../support/test-app';
@@ -172,5 +174,26 @@ describe('identity keys across the upgrade of a populated inbox, and the switch'
       .send({ reason: 'again' });
     expect(res.status).toBe(200);
     expect(new Date(res.body.keyedFrom)).toEqual(before);
+  });
+
+  it("the migration's down puts the id-only constraint back (its index built concurrently) on the populated inbox", async () => {
+    await second?.close();
+    await first?.close();
+    second = undefined;
+    const dataSource = createDataSource(db.url, 2);
+    await dataSource.initialize();
+    try {
+      const runner = dataSource.createQueryRunner();
+      await new IdentityTimeKeys1765650000000().down(runner);
+      await runner.release();
+      expect(await db.query(`SELECT contype FROM pg_constraint WHERE conname = 'webhook_inbox_identity'`)).toEqual([{ contype: 'u' }]);
+      expect(await db.query(`SELECT to_regclass('webhook_inbox_time_keys') AS t`)).toEqual([{ t: null }]);
+      await db.query(`DELETE FROM schema_migrations WHERE name = 'IdentityTimeKeys1765650000000'`);
+      // And forward again: a populated inbox stays on id-only keys until the switch.
+      await runMigrations(dataSource);
+    } finally {
+      await dataSource.destroy();
+    }
+    expect(await db.query(`SELECT count(*)::int AS n FROM pg_constraint WHERE conname = 'webhook_inbox_identity'`)).toEqual([{ n: 1 }]);
   });
 });
