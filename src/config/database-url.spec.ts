@@ -14,7 +14,7 @@ describe('parseDatabaseUrl (libpq multi-host syntax)', () => {
     expect(target.hosts).toEqual([
       { host: 'h1', port: 5432 },
       { host: 'h2', port: 5432 },
-      { host: '[::1]', port: 5433 },
+      { host: '::1', port: 5433 },
     ]);
     expect(target.targetSessionAttrs).toBe('read-write');
     expect(target.multiHost).toBe(true);

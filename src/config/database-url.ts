@@ -66,9 +66,11 @@ export function parseDatabaseUrl(raw: string): DatabaseTarget {
     } catch {
       throw new ConfigError('DATABASE_URL: not a valid URL');
     }
-    return { host: parsed.hostname, port: parsed.port === '' ? 5432 : Number(parsed.port) };
+    // An IPv6 address without its URL brackets: the socket is given the host as it is.
+    return { host: parsed.hostname.replace(/^\[(.*)\]$/, '$1'), port: parsed.port === '' ? 5432 : Number(parsed.port) };
   });
-  const urlFor = (h: DatabaseHost): string => `${scheme}${userinfo}${h.host}:${h.port}${pathWithoutAttrs}`;
+  const urlFor = (h: DatabaseHost): string =>
+    `${scheme}${userinfo}${h.host.includes(':') ? `[${h.host}]` : h.host}:${h.port}${pathWithoutAttrs}`;
   if (!several && attrs === null) {
     // One host as today: pg is given the URL exactly as configured.
     try {

@@ -40,6 +40,16 @@ describe('DATABASE_URL with several hosts', () => {
     expect(await ds.query('SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
   });
 
+  it('an IPv6 host in brackets: its sessions connect (the socket gets the address without them)', async () => {
+    const u = new URL(db.url);
+    const auth = u.username ? `${u.username}${u.password ? `:${u.password}` : ''}@` : '';
+    // The IPv4-mapped form of the server's own address: IPv6 syntax, whatever the server listens on.
+    const ds = await open(
+      `${u.protocol}//${auth}[::ffff:${u.hostname}]:${u.port || 5432}${u.pathname}?target_session_attrs=read-write`,
+    ).initialize();
+    expect(await ds.query('SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
+  });
+
   it('no writable server: "database unavailable" (503) until one is, then correct without a restart', async () => {
     await db.query('CREATE TABLE failover_probe (id int)');
     const ds = await open(urlWith([`127.0.0.1:${await freePort()}`], '?target_session_attrs=read-write')).initialize();
