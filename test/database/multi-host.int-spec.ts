@@ -44,8 +44,9 @@ describe('DATABASE_URL with several hosts', () => {
     const u = new URL(db.url);
     const auth = u.username ? `${u.username}${u.password ? `:${u.password}` : ''}@` : '';
     // The IPv4-mapped form of the server's own address: IPv6 syntax, whatever the server listens on.
+    const v4 = /^\d+\.\d+\.\d+\.\d+$/.test(u.hostname) ? u.hostname : '127.0.0.1';
     const ds = await open(
-      `${u.protocol}//${auth}[::ffff:${u.hostname}]:${u.port || 5432}${u.pathname}?target_session_attrs=read-write`,
+      `${u.protocol}//${auth}[::ffff:${v4}]:${u.port || 5432}${u.pathname}?target_session_attrs=read-write`,
     ).initialize();
     expect(await ds.query('SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
   });
