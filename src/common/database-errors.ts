@@ -18,7 +18,8 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     if (/^[0-9A-Z]{5}$/.test(code) && (UNAVAILABLE_SQLSTATE_CLASSES.includes(code.slice(0, 2)) || UNAVAILABLE_SQLSTATES.has(code)))
       return true;
   }
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|connection not open/i.test(
+  // "Query read timeout": pg's query_timeout, a server that stopped answering (a primary gone silent).
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|connection not open|Query read timeout/i.test(
     error.message,
   );
 }
