@@ -1,7 +1,7 @@
 import { InboxRepository } from '../../src/inbox/inbox.repository';
 import { WorkerLimits } from '../../src/inbox/worker-limits';
-import { startTestApp, TestApp } from '../support/test-app';
-import { createTestDatabase, TestDatabase } from '../support/test-database';
+import { TestApp, useTestApp } from '../support/test-app';
+import { TestDatabase } from '../support/test-database';
 import { burst, ENDPOINTS } from './worker-fixtures';
 
 const LEASE_MS = 30_000;
@@ -15,19 +15,14 @@ const endpoint = (id: string, tenantId: string) => ({ ...ENDPOINTS[0], id, tenan
 describe('expired leases ahead of a backlog', () => {
   let db: TestDatabase;
   let t: TestApp;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    t = await startTestApp({
-      databaseUrl: db.url,
+  useTestApp(
+    {
       endpoints: [endpoint('stripe-acme', 'acme'), endpoint('stripe-bravo', 'bravo')],
       tenants: [{ id: 'acme', limits: { concurrency: 1 } }],
       env: { WORKER_LEASE_MS: String(LEASE_MS) },
-    });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await db?.drop();
-  });
+    },
+    (started) => ({ db, t } = started),
+  );
   beforeEach(async () => {
     await db.query(`DELETE FROM webhook_inbox`);
     await burst(db, 'acme', 3);

@@ -1,9 +1,9 @@
 import { OutboxRelay } from '../../src/outbox/outbox-relay';
 import { erpRequestBody } from '../../src/outbox/destinations/erp.destination';
 import { FakeClock } from '../support/fake-clock';
-import { FakeDestination, startFakeErp } from '../support/fake-destinations';
-import { startTestApp, TestApp } from '../support/test-app';
-import { createTestDatabase, TestDatabase } from '../support/test-database';
+import { FakeDestination } from '../support/fake-destinations';
+import { TestApp, useTestAppWithDestinations } from '../support/test-app';
+import { TestDatabase } from '../support/test-database';
 import { insertErpRow } from './outbox-rows';
 
 /**
@@ -15,27 +15,13 @@ describe('a half-open probe settled by the outcome query', () => {
   let db: TestDatabase;
   let erp: FakeDestination;
   let app: TestApp;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    erp = await startFakeErp();
-    app = await startTestApp({
-      databaseUrl: db.url,
+  useTestAppWithDestinations(
+    {
       clock: new FakeClock(),
-      env: {
-        ERP_URL: erp.url,
-        RELAY_TIMEOUT_MS: '800',
-        RELAY_LEASE_MS: '5000',
-        ERP_CIRCUIT_FAILURES: '3',
-        ERP_CIRCUIT_COOLDOWN_MS: '1000',
-      },
-    });
-  });
-  afterAll(async () => {
-    await app?.close();
-    await erp?.close();
-    await db?.drop();
-  });
+      env: { RELAY_TIMEOUT_MS: '800', RELAY_LEASE_MS: '5000', ERP_CIRCUIT_FAILURES: '3', ERP_CIRCUIT_COOLDOWN_MS: '1000' },
+    },
+    (started) => ({ db, erp, t: app } = started),
+  );
 
   it('the ERP says applied: the entry is delivered and the circuit closed', async () => {
     const key = await insertErpRow(db, 'probe-1');
