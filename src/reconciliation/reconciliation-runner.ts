@@ -104,7 +104,8 @@ export class ReconciliationRunner {
     const now = this.clock.now();
     if (!(await this.repository.finish(run.id, lease, 'succeeded', null, now))) return;
     const advances = run.advancesCursor && !run.dryRun;
-    if (advances) await this.repository.advanceCursor(endpoint.id, new Date(window.to.getTime() - CURSOR_OVERLAP_MS), now);
+    if (advances)
+      await this.repository.advanceCursor(endpoint.id, new Date(window.to.getTime() - CURSOR_OVERLAP_MS), now, CURSOR_OVERLAP_MS);
     this.metrics.run(endpoint.id, 'succeeded', now, advances);
     this.logger.log({ ...log, ...context.totals() }, 'reconciliation run succeeded');
   }

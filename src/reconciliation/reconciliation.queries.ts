@@ -70,10 +70,14 @@ export const FINISH_RUN = `
    WHERE id = $1 AND locked_by = $2 AND status = 'running'
   RETURNING id`;
 
-/** Moves the endpoint's cursor forward only. */
+/**
+ * Moves the endpoint's cursor forward only, to $2 but never past the database's now() less $4 ms
+ * (the runs' overlap): the window's end is this instance's clock, and one that jumped ahead for a
+ * run would otherwise set the cursor past events not yet listed, for good.
+ */
 export const ADVANCE_CURSOR = `
   INSERT INTO reconciliation_cursors AS c (endpoint_id, cursor_at, last_success_at, updated_at)
-  VALUES ($1, $2, $3, $3)
+  VALUES ($1, LEAST($2::timestamptz, now() - $4 * interval '1 millisecond'), $3, $3)
   ON CONFLICT (endpoint_id) DO UPDATE
     SET cursor_at = GREATEST(c.cursor_at, EXCLUDED.cursor_at), last_success_at = EXCLUDED.last_success_at, updated_at = EXCLUDED.updated_at`;
 

@@ -152,8 +152,9 @@ export class ReconciliationRepository {
     return rows.length === 1;
   }
 
-  async advanceCursor(endpointId: string, cursorAt: Date, now: Date): Promise<void> {
-    await this.dataSource.query(ADVANCE_CURSOR, [endpointId, cursorAt, now]);
+  /** To `cursorAt`, never past the database's now() less `overlapMs`. */
+  async advanceCursor(endpointId: string, cursorAt: Date, now: Date, overlapMs: number): Promise<void> {
+    await this.dataSource.query(ADVANCE_CURSOR, [endpointId, cursorAt, now, overlapMs]);
   }
 
   async cursor(endpointId: string): Promise<ReconciliationCursor | undefined> {

@@ -271,6 +271,19 @@ describe('reconciliation: Stripe events that never arrived', () => {
     ]);
   });
 
+  it('a run under a clock that jumped an hour ahead leaves no gap once the clock is corrected', async () => {
+    t.clock.advance(61_000 + 3_600_000);
+    expect(await reconcile(t)).toBe(1);
+    expect(await lastRun(db)).toMatchObject({ requested_by: 'schedule', status: 'succeeded' });
+    t.clock.advance(-3_600_000);
+    // Created now by Stripe's clock, never delivered; the next scheduled run comes after the jumped one's interval.
+    await createOrder(t, 'jump1', 500, 'eur');
+    const missed = stripe.addEvent(succeededEvent('jump1', 500, 1));
+    t.clock.advance(3_600_000 + 61_000);
+    expect(await reconcile(t)).toBe(1);
+    expect(await db.query(`SELECT verified_with FROM webhook_inbox WHERE event_id = $1`, [missed.id])).toEqual([{ verified_with: 'api' }]);
+  });
+
   // Skipped: flaky (1 in ~5 runs): a scheduled run of the maintenance instance can take the one
   // throttled answer, so the calls seen here mix two runs. Honouring Retry-After is still covered
   // by test/provider-api/confirm-reads.e2e-spec.ts; the fix is to scope the calls to this run.
