@@ -6,8 +6,10 @@ export const RUN_COLUMNS = `id, endpoint_id, requested_by, reason, dry_run, wind
 /**
  * A scheduled run of endpoint $1, unless one is waiting or running, or one that moves the
  * cursor was requested less than $3 seconds before $2: an operator's dry run or one-off window
- * moves nothing, so it neither postpones the schedule nor, requested often, stops it. The
- * partial unique index on waiting runs absorbs two instances scheduling at once.
+ * moves nothing, so it neither postpones the schedule nor, requested often, stops it. One
+ * requested after $2 (by a clock that had jumped ahead, corrected since) does not count either:
+ * the schedule would wait out the jump. The partial unique index on waiting runs absorbs two
+ * instances scheduling at once.
  */
 export const SCHEDULE_RUN = `
   INSERT INTO reconciliation_runs (endpoint_id, requested_by, reason, advances_cursor, requested_at)
@@ -16,7 +18,8 @@ export const SCHEDULE_RUN = `
      SELECT 1 FROM reconciliation_runs
       WHERE endpoint_id = $1
         AND (status IN ('requested', 'running')
-             OR (advances_cursor AND NOT dry_run AND requested_at > $2::timestamptz - $3 * interval '1 second')))
+             OR (advances_cursor AND NOT dry_run AND requested_at > $2::timestamptz - $3 * interval '1 second'
+                 AND requested_at <= $2::timestamptz)))
   ON CONFLICT DO NOTHING`;
 
 /** An operator's run (in the audit's transaction); nothing when one is already waiting for the endpoint. */
