@@ -1,5 +1,6 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import type { PoolClient, QueryConfig } from 'pg';
+import { runWithLockTimeout } from './concurrent-index';
 
 /** An index build on a large outbox outlives the pool's 30 s query timeout. */
 const BUILD_TIMEOUT_MS = 6 * 60 * 60 * 1000;
@@ -31,12 +32,10 @@ export class OutboundOrder1764806400000 implements MigrationInterface {
   transaction = false;
 
   async up(q: QueryRunner): Promise<void> {
-    await this.run(q, `SET lock_timeout = '5s'`);
-    try {
-      await this.run(q, `ALTER TABLE outbox ADD COLUMN IF NOT EXISTS aggregate text, ADD COLUMN IF NOT EXISTS aggregate_seq integer`);
-    } finally {
-      await this.run(q, `RESET lock_timeout`);
-    }
+    await runWithLockTimeout(
+      q,
+      `ALTER TABLE outbox ADD COLUMN IF NOT EXISTS aggregate text, ADD COLUMN IF NOT EXISTS aggregate_seq integer`,
+    );
     await this.index(
       q,
       'outbox_aggregate',

@@ -88,8 +88,10 @@ export class OutboxAdminRepository {
     }));
   }
 
-  /** Locks the entry for an admin change in `tx`; undefined when it does not exist or is not of `tenants`. */
-  /** The entry's status, and whether an erasure blanked its recipient before it was sent. */
+  /**
+   * Locks the entry for an admin change in `tx`: its status, and whether an erasure blanked its
+   * recipient before it was sent; undefined when it does not exist or is not of `tenants`.
+   */
   async lock(tx: UnitOfWork, id: string, tenants: TenantScope): Promise<{ status: OutboxStatus; erased: boolean } | undefined> {
     const rows: { status: OutboxStatus; erased: boolean }[] = await tx.query(ADMIN_OUTBOX_LOCK, [id, tenants ?? null]);
     return rows[0];

@@ -188,8 +188,10 @@ export class OutboxAdminService {
     return this.repository.stats(tenants);
   }
 
-  /** Locks the entry; 404 when it does not exist or is outside `tenants` (never a hint that it exists). */
-  /** Locks the entry; `resend`: for a change that sends it again, which an erased recipient refuses. */
+  /**
+   * Locks the entry; 404 when it does not exist or is outside `tenants` (never a hint that it
+   * exists). `resend`: for a change that sends it again, which an erased recipient refuses.
+   */
   private async lock(tx: UnitOfWork, id: string, tenants: TenantScope, resend: boolean): Promise<OutboxStatus> {
     const entry = await this.repository.lock(tx, id, tenants);
     if (!entry) throw new NotFoundError('outbox_entry_not_found', 'no outbox entry with this id');
