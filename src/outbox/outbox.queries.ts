@@ -266,8 +266,9 @@ function pruneOldestCreated(where: string): string {
 /**
  * Blanks the recipient of the e-mail entries among operation keys $1 (unique index
  * outbox_operation_key); one not sent yet becomes `dead` with last_error 'erased' (a dead
- * one too), so no message goes out to an erased address and no operator's retry sends it. Returns every entry of the keys, e-mail or
- * not, with its source event: the inbox payloads behind them are erased too.
+ * one too), so no message goes out to an erased address and no operator's retry sends it.
+ * Returns every entry of the keys, e-mail or not, with its source event: the inbox payloads
+ * behind them are erased too.
  */
 export const ERASE_RECIPIENTS = `
   WITH entries AS (
