@@ -162,6 +162,7 @@ interface DownStreak {
 class RoundWatch implements RoundTally {
   answered = 0;
   down = 0;
+  private downInARow = 0;
   retryAfterMs?: number;
   lastError?: string;
   private pausedUntil = 0;
@@ -172,20 +173,27 @@ class RoundWatch implements RoundTally {
     private readonly streak: DownStreak,
   ) {}
 
+  /**
+   * Whether the next request may start: not while paused, and not once the last downLimit answers
+   * (in this round, or across this relay's rounds) were all "down". An earlier answer in the round
+   * does not vouch for the rest: a destination that goes down mid-round stops the round at once.
+   */
   mayStart(now: number): boolean {
     const streakDown = this.streak.down >= this.downLimit && now - this.streak.lastAt < this.cooldownMs;
-    return now >= this.pausedUntil && (this.answered > 0 || (this.down < this.downLimit && !streakDown));
+    return now >= this.pausedUntil && this.downInARow < this.downLimit && !streakDown;
   }
 
   see(result: DeliveryResult, now: number): void {
     if (result.kind === 'retry' && result.down) {
       this.down++;
+      this.downInARow++;
       this.streak.down++;
       this.streak.lastAt = now;
       this.lastError = result.error;
     } else if (result.statusCode !== undefined || result.kind === 'delivered') {
       // An answer, including an outcome query's "applied" (no status of a send): the destination is up.
       this.answered++;
+      this.downInARow = 0;
       this.streak.down = 0;
     }
     if (result.kind === 'retry' && result.retryAfterMs !== undefined && (result.statusCode === 429 || result.statusCode === 503)) {

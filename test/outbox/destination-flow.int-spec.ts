@@ -139,6 +139,17 @@ describe('destination circuit, Retry-After pause and rate limit across two relay
     expect(logLines('destination circuit closed')).toHaveLength(1);
   });
 
+  it('an ERP that goes down mid-round stops the round after FAILURES answers said down, its earlier answers notwithstanding', async () => {
+    await start();
+    let posts = 0;
+    erp.policy = ({ isQuery }) => (!isQuery && ++posts > 2 ? { kind: 'status', status: 500 } : undefined);
+    await insertErpEntries(100, 'mid-');
+    await relays[0].runOnce();
+    // Two answered, then down: the round starts at most FAILURES more plus what was in flight.
+    expect(erp.posts().length).toBeLessThanOrEqual(2 + FAILURES + CONCURRENCY - 1);
+    expect(await counts()).toMatchObject({ delivered: 2 });
+  });
+
   it('a 429 with Retry-After: 5 stops every request to that destination for 5 s across both instances; the email flows', async () => {
     await start();
     erp.failNext(1, { kind: 'status', status: 429, headers: { 'Retry-After': '5' } });
