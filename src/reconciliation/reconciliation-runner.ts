@@ -126,7 +126,7 @@ export class ReconciliationRunner {
   async callWithBudget<T>(endpoint: EndpointConfig, renew: () => Promise<void>, call: () => Promise<T>): Promise<T> {
     const keyId = endpoint.api!.key.id;
     for (let attempt = 1; ; attempt++) {
-      while ((await this.budget.take(keyId, 1)) === 0) await sleep(this.budget.delayMsFor(1));
+      await this.takeRead(keyId, renew);
       try {
         return await call();
       } catch (error) {
@@ -140,6 +140,21 @@ export class ReconciliationRunner {
         await renew();
         await sleep(wait);
       }
+    }
+  }
+
+  /**
+   * Waits for a token of the key's read budget, which the worker's confirm reads share: a long
+   * wait renews the run's lease, or another instance would take the run over meanwhile.
+   */
+  private async takeRead(keyId: string, renew: () => Promise<void>): Promise<void> {
+    let renewedAt = this.clock.now().getTime();
+    while ((await this.budget.take(keyId, 1)) === 0) {
+      if (this.clock.now().getTime() - renewedAt >= RUN_LEASE_MS / 3) {
+        await renew();
+        renewedAt = this.clock.now().getTime();
+      }
+      await sleep(this.budget.delayMsFor(1));
     }
   }
 

@@ -10,10 +10,27 @@ export const RUN_COLUMNS = `id, endpoint_id, requested_by, reason, dry_run, wind
  * requested after $2 (by a clock that had jumped ahead, corrected since) does not count either:
  * the schedule would wait out the jump. The partial unique index on waiting runs absorbs two
  * instances scheduling at once.
+ *
+ * When the endpoint's last run that moves the cursor was a scheduled one that failed after
+ * storing pages of its own, this one resumes it: the same window's end (the failed run's start,
+ * or the end it resumed) and its paging position. So a history too long for one run (calls that
+ * keep failing deep in it) is still gone through page by page, not listed again from the newest
+ * page every time. Its success moves the cursor as the failed run's would have; the next run
+ * covers what came since. A resumed run that fails before a page of its own (listed 0) is not
+ * resumed again: the next starts afresh.
  */
 export const SCHEDULE_RUN = `
-  INSERT INTO reconciliation_runs (endpoint_id, requested_by, reason, advances_cursor, requested_at)
-  SELECT $1, 'schedule', 'interval', true, $2
+  INSERT INTO reconciliation_runs (endpoint_id, requested_by, reason, advances_cursor, requested_at, window_to, position)
+  SELECT $1, 'schedule', CASE WHEN failed.id IS NULL THEN 'interval' ELSE 'resume' END, true, $2, failed.window_end, failed.position
+    FROM (SELECT 1) one
+    LEFT JOIN LATERAL (
+      SELECT last.id, coalesce(last.window_to, last.started_at) AS window_end, last.position FROM (
+        SELECT r.* FROM reconciliation_runs r
+         WHERE r.endpoint_id = $1 AND r.advances_cursor AND NOT r.dry_run AND r.status IN ('succeeded', 'failed')
+         ORDER BY r.id DESC LIMIT 1) last
+       WHERE last.requested_by = 'schedule' AND last.status = 'failed' AND last.window_from IS NULL
+         AND last.position IS NOT NULL AND last.listed > 0 AND last.started_at IS NOT NULL
+    ) failed ON true
    WHERE NOT EXISTS (
      SELECT 1 FROM reconciliation_runs
       WHERE endpoint_id = $1

@@ -393,4 +393,112 @@ describe('reconciliation: a crash mid-run, two instances', () => {
     expect(rows).toEqual([{ n: 251, d: 251 }]);
     expect(await db.query(`SELECT status FROM reconciliation_runs WHERE id = $1`, [stuck.id])).toEqual([{ status: 'succeeded' }]);
   });
+
+  it("a run waiting for the key's read budget keeps its lease", async () => {
+    // A run first, so that the key's budget row exists.
+    a.clock.advance(61_000);
+    expect(await reconcile(a)).toBe(1);
+    stripe.addEvent(succeededEvent('budget', 100));
+    // Another consumer of the key (the worker's confirm reads) takes every token as it comes.
+    let draining = true;
+    const drainer = (async () => {
+      while (draining) {
+        await db.query(`UPDATE provider_read_budget SET tokens = 0, refilled_at = now()`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    })();
+    try {
+      a.clock.advance(61_000);
+      const claimedAt = a.clock.offsetMs;
+      const waiting = reconcile(a);
+      await waitFor('the run started', async () => (await db.query(`SELECT 1 FROM reconciliation_runs WHERE status = 'running'`)).length === 1);
+      a.clock.advance(30_000);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Past the lease the run was claimed with, within the one renewed during the wait.
+      b.clock.offsetMs = claimedAt + 65_000;
+      expect(await reconcile(b)).toBe(0);
+      draining = false;
+      expect(await waiting).toBe(1);
+      expect(await lastRun(db)).toMatchObject({ status: 'succeeded', listed: expect.any(Number) });
+    } finally {
+      draining = false;
+      await drainer;
+      b.clock.offsetMs = a.clock.offsetMs;
+    }
+  });
+
+  it('a run that fails deep in its window is resumed by the next scheduled run from its last page, not from the newest', async () => {
+    const deep = Array.from({ length: 250 }, (_, i) => stripe.addEvent(succeededEvent(`deep${i}`, 100, 5 + i)).id);
+    const cursor = async () =>
+      (await db.query(`SELECT cursor_at FROM reconciliation_cursors WHERE endpoint_id = 'stripe-acme'`))[0].cursor_at as Date;
+    const before = await cursor();
+    const fake = stripe as unknown as { list: (q: URLSearchParams, account?: string) => unknown };
+    const list = fake.list.bind(stripe);
+    const firstPages: (string | null)[] = [];
+    let pages = 0;
+    // Every run fails at its second page (an empty page that says there is more), after storing one.
+    fake.list = (q, account) => {
+      if (pages++ === 0) firstPages.push(q.get('starting_after'));
+      return pages === 2 ? { object: 'list', url: '/v1/events', has_more: true, data: [] } : list(q, account);
+    };
+    const run = async () => {
+      pages = 0;
+      a.clock.advance(61_000);
+      expect(await reconcile(a)).toBe(1);
+      return (await db.query(`SELECT * FROM reconciliation_runs ORDER BY id DESC LIMIT 1`))[0];
+    };
+    try {
+      const failed = await run();
+      expect(failed).toMatchObject({ status: 'failed', reason: 'interval', listed: 100, window_to: null });
+      const resumed = await run();
+      expect(resumed).toMatchObject({ status: 'failed', reason: 'resume', listed: 100 });
+      expect(resumed.window_to).toEqual(failed.started_at);
+      expect(firstPages[1]).toBe(failed.position);
+      // The third run resumes the second, still inside the first run's window.
+      fake.list = (q, account) => {
+        if (pages++ === 0) firstPages.push(q.get('starting_after'));
+        return list(q, account);
+      };
+      const done = await run();
+      expect(firstPages[2]).toBe(resumed.position);
+      expect(done).toMatchObject({ status: 'succeeded', reason: 'resume' });
+      expect(done.window_to).toEqual(failed.started_at);
+      expect((await cursor()).getTime()).toBeGreaterThan(before.getTime());
+      expect(await db.query(`SELECT count(*)::int AS n FROM webhook_inbox WHERE event_id = ANY($1)`, [deep])).toEqual([{ n: 250 }]);
+      // Then back to the schedule's own windows, from the newest page.
+      const next = await run();
+      expect(next).toMatchObject({ status: 'succeeded', reason: 'interval', window_to: null });
+      expect(firstPages[3]).toBeNull();
+    } finally {
+      fake.list = list;
+    }
+  });
+
+  it('a resumed run that fails before a page of its own is not resumed again', async () => {
+    const fake = stripe as unknown as { list: (q: URLSearchParams, account?: string) => unknown };
+    const list = fake.list.bind(stripe);
+    const firstPages: (string | null)[] = [];
+    let pages = 0;
+    let failAt = 2;
+    fake.list = (q, account) => {
+      if (pages++ === 0) firstPages.push(q.get('starting_after'));
+      return pages === failAt ? { object: 'list', url: '/v1/events', has_more: true, data: [] } : list(q, account);
+    };
+    const run = async () => {
+      pages = 0;
+      a.clock.advance(61_000);
+      expect(await reconcile(a)).toBe(1);
+      return (await db.query(`SELECT * FROM reconciliation_runs ORDER BY id DESC LIMIT 1`))[0];
+    };
+    try {
+      expect(await run()).toMatchObject({ status: 'failed', reason: 'interval', listed: 100 });
+      failAt = 1;
+      expect(await run()).toMatchObject({ status: 'failed', reason: 'resume', listed: 0 });
+      failAt = 0;
+      expect(await run()).toMatchObject({ status: 'succeeded', reason: 'interval' });
+      expect(firstPages[2]).toBeNull();
+    } finally {
+      fake.list = list;
+    }
+  });
 });
