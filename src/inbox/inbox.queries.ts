@@ -439,6 +439,28 @@ export const PAYLOAD_KEYS_IN_USE = `
   SELECT NULL WHERE EXISTS (SELECT 1 FROM webhook_inbox WHERE ${PAYLOAD_STORED} AND payload_key_id IS NULL)
                  OR EXISTS (SELECT 1 FROM webhook_inbox_payloads WHERE payload_key_id IS NULL)`;
 
+/** Partitions of webhook_inbox_payloads: their day, and whether a detach was started and not finished. */
+export const PAYLOAD_PARTITIONS = `
+  SELECT c.relname AS name, to_char(to_date(substr(c.relname, 24), 'YYYYMMDD'), 'YYYY-MM-DD') AS day,
+         i.inhrelid IS NOT NULL AS attached, coalesce(i.inhdetachpending, false) AS detach_pending
+    FROM pg_class c
+    LEFT JOIN pg_inherits i ON i.inhrelid = c.oid AND i.inhparent = 'webhook_inbox_payloads'::regclass
+   WHERE c.relkind = 'r' AND c.relnamespace = current_schema()::regnamespace AND c.relname ~ '^webhook_inbox_payloads_[0-9]{8}$'
+   ORDER BY c.relname`;
+
+/**
+ * Payloads per key id (NULL: clear) in a day detached and not yet dropped (`day` the table's
+ * name, checked against PAYLOAD_PARTITIONS): only those of open rows still pointing at the day
+ * count, as the next forgetting run carries them to today (sealed as they are) and drops the rest.
+ */
+export function detachedDayKeys(day: string): string {
+  return `
+  SELECT s.payload_key_id AS key_id, count(*) AS n
+    FROM webhook_inbox i JOIN ${day} s ON s.inbox_id = i.id AND s.day = i.payload_day
+   WHERE i.status IN ${OPEN_STATUSES} AND i.payload_day = $1::date
+   GROUP BY 1`;
+}
+
 /** Stored payloads per key id (NULL: clear), legacy rows and days together, from their key indexes. */
 export const PAYLOAD_ROWS_BY_KEY = `
   SELECT key_id, sum(n)::bigint AS n FROM (

@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { DataSource, QueryRunner } from 'typeorm';
 import { ERASABLE_STATUSES } from './inbox-admin.queries';
-import { OPEN_STATUSES, PAYLOAD_TODAY } from './inbox.queries';
+import { OPEN_STATUSES, PAYLOAD_PARTITIONS, PAYLOAD_TODAY } from './inbox.queries';
 
 /**
  * Days of payload partitions kept made ahead of today: an insert never finds its day
@@ -14,15 +14,6 @@ export const PAYLOAD_DAYS_AHEAD = 7;
 
 /** How long forgetting a day waits for its lock (DETACH CONCURRENTLY) before leaving it to the next run. */
 const DETACH_LOCK_TIMEOUT = '5s';
-
-/** Partitions of webhook_inbox_payloads: their day, and whether a detach was started and not finished. */
-const PAYLOAD_PARTITIONS = `
-  SELECT c.relname AS name, to_char(to_date(substr(c.relname, 24), 'YYYYMMDD'), 'YYYY-MM-DD') AS day,
-         i.inhrelid IS NOT NULL AS attached, coalesce(i.inhdetachpending, false) AS detach_pending
-    FROM pg_class c
-    LEFT JOIN pg_inherits i ON i.inhrelid = c.oid AND i.inhparent = 'webhook_inbox_payloads'::regclass
-   WHERE c.relkind = 'r' AND c.relnamespace = current_schema()::regnamespace AND c.relname ~ '^webhook_inbox_payloads_[0-9]{8}$'
-   ORDER BY c.relname`;
 
 /**
  * Carries the payloads of up to $2 open rows (pending, processing, quarantined) after id $3

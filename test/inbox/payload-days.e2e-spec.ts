@@ -3,6 +3,7 @@ import { Client } from 'pg';
 import request from 'supertest';
 import { createDataSource, runMigrations } from '../../src/database/data-source';
 import { InboxWorker } from '../../src/inbox/inbox-worker';
+import { InboxRepository } from '../../src/inbox/inbox.repository';
 import { PayloadDays } from '../../src/inbox/payload-days';
 import { CLAIM } from '../../src/inbox/inbox.queries';
 import { RetentionService } from '../../src/retention/retention.service';
@@ -158,6 +159,11 @@ describe('payload days', () => {
       await holder.query('ROLLBACK');
       await holder.end();
     }
+    // Its payload, in the detached day, is still sealed with k1: the key may not leave the ring yet.
+    const keys = t.app.get(InboxRepository);
+    expect(await keys.payloadKeysInUse()).toEqual(['k1']);
+    expect(await keys.payloadRowsByKey()).toEqual([{ keyId: 'k1', rows: 1 }]);
+    expect(await keys.payloadRowsOf('k1')).toBe(1);
     // The next run carries it from the detached day, then drops the day.
     const second = await days.forgetBefore(undefined, 1000);
     expect(second).toMatchObject({ dropped: [old.day], carried: 1 });
