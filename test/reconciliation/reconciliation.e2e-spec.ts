@@ -427,78 +427,70 @@ describe('reconciliation: a crash mid-run, two instances', () => {
     }
   });
 
+  /**
+   * Runs of instance a, each an interval after the last, against a Stripe list that answers the
+   * `failAt`th page of a run (from 1; 0: none) empty with "has more", which fails the run.
+   */
+  function scriptedRuns() {
+    const fake = stripe as unknown as { list: (q: URLSearchParams, account?: string) => unknown };
+    const list = fake.list.bind(stripe);
+    const script = { failAt: 0, pages: 0, firstPages: [] as (string | null)[] };
+    fake.list = (q, account) => {
+      if (script.pages++ === 0) script.firstPages.push(q.get('starting_after'));
+      return script.pages === script.failAt ? { object: 'list', url: '/v1/events', has_more: true, data: [] } : list(q, account);
+    };
+    const run = async () => {
+      script.pages = 0;
+      a.clock.advance(61_000);
+      expect(await reconcile(a)).toBe(1);
+      return lastRun(db);
+    };
+    return { script, run, restore: () => (fake.list = list) };
+  }
+
   it('a run that fails deep in its window is resumed by the next scheduled run from its last page, not from the newest', async () => {
     const deep = Array.from({ length: 250 }, (_, i) => stripe.addEvent(succeededEvent(`deep${i}`, 100, 5 + i)).id);
     const cursor = async () =>
       (await db.query(`SELECT cursor_at FROM reconciliation_cursors WHERE endpoint_id = 'stripe-acme'`))[0].cursor_at as Date;
     const before = await cursor();
-    const fake = stripe as unknown as { list: (q: URLSearchParams, account?: string) => unknown };
-    const list = fake.list.bind(stripe);
-    const firstPages: (string | null)[] = [];
-    let pages = 0;
-    // Every run fails at its second page (an empty page that says there is more), after storing one.
-    fake.list = (q, account) => {
-      if (pages++ === 0) firstPages.push(q.get('starting_after'));
-      return pages === 2 ? { object: 'list', url: '/v1/events', has_more: true, data: [] } : list(q, account);
-    };
-    const run = async () => {
-      pages = 0;
-      a.clock.advance(61_000);
-      expect(await reconcile(a)).toBe(1);
-      return (await db.query(`SELECT * FROM reconciliation_runs ORDER BY id DESC LIMIT 1`))[0];
-    };
+    const { script, run, restore } = scriptedRuns();
     try {
+      // The first two runs fail at their second page, after storing one.
+      script.failAt = 2;
       const failed = await run();
       expect(failed).toMatchObject({ status: 'failed', reason: 'interval', listed: 100, window_to: null });
       const resumed = await run();
       expect(resumed).toMatchObject({ status: 'failed', reason: 'resume', listed: 100 });
       expect(resumed.window_to).toEqual(failed.started_at);
-      expect(firstPages[1]).toBe(failed.position);
+      expect(script.firstPages[1]).toBe(failed.position);
       // The third run resumes the second, still inside the first run's window.
-      fake.list = (q, account) => {
-        if (pages++ === 0) firstPages.push(q.get('starting_after'));
-        return list(q, account);
-      };
+      script.failAt = 0;
       const done = await run();
-      expect(firstPages[2]).toBe(resumed.position);
+      expect(script.firstPages[2]).toBe(resumed.position);
       expect(done).toMatchObject({ status: 'succeeded', reason: 'resume' });
       expect(done.window_to).toEqual(failed.started_at);
       expect((await cursor()).getTime()).toBeGreaterThan(before.getTime());
       expect(await db.query(`SELECT count(*)::int AS n FROM webhook_inbox WHERE event_id = ANY($1)`, [deep])).toEqual([{ n: 250 }]);
       // Then back to the schedule's own windows, from the newest page.
-      const next = await run();
-      expect(next).toMatchObject({ status: 'succeeded', reason: 'interval', window_to: null });
-      expect(firstPages[3]).toBeNull();
+      expect(await run()).toMatchObject({ status: 'succeeded', reason: 'interval', window_to: null });
+      expect(script.firstPages[3]).toBeNull();
     } finally {
-      fake.list = list;
+      restore();
     }
   });
 
   it('a resumed run that fails before a page of its own is not resumed again', async () => {
-    const fake = stripe as unknown as { list: (q: URLSearchParams, account?: string) => unknown };
-    const list = fake.list.bind(stripe);
-    const firstPages: (string | null)[] = [];
-    let pages = 0;
-    let failAt = 2;
-    fake.list = (q, account) => {
-      if (pages++ === 0) firstPages.push(q.get('starting_after'));
-      return pages === failAt ? { object: 'list', url: '/v1/events', has_more: true, data: [] } : list(q, account);
-    };
-    const run = async () => {
-      pages = 0;
-      a.clock.advance(61_000);
-      expect(await reconcile(a)).toBe(1);
-      return (await db.query(`SELECT * FROM reconciliation_runs ORDER BY id DESC LIMIT 1`))[0];
-    };
+    const { script, run, restore } = scriptedRuns();
     try {
+      script.failAt = 2;
       expect(await run()).toMatchObject({ status: 'failed', reason: 'interval', listed: 100 });
-      failAt = 1;
+      script.failAt = 1;
       expect(await run()).toMatchObject({ status: 'failed', reason: 'resume', listed: 0 });
-      failAt = 0;
+      script.failAt = 0;
       expect(await run()).toMatchObject({ status: 'succeeded', reason: 'interval' });
-      expect(firstPages[2]).toBeNull();
+      expect(script.firstPages[2]).toBeNull();
     } finally {
-      fake.list = list;
+      restore();
     }
   });
 });
