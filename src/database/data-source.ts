@@ -5,6 +5,7 @@ import type { PostgresConnectionOptions } from 'typeorm/driver/postgres/Postgres
 import { MIGRATIONS } from '../../migrations';
 import { parseDatabaseUrl } from '../config/database-url';
 import { DatabaseHosts, MultiHostClient } from './multi-host-client';
+import { watchReplicationNotices } from './replication-notice';
 
 export const POOL_SIZE = 20;
 
@@ -45,6 +46,7 @@ export function createDataSource(url: string, poolSize = POOL_SIZE): DataSource 
       // kills the process. Its next query fails and is handled (503 or retry).
       onConnect: (client: EventEmitter) => {
         client.on('error', () => undefined);
+        watchReplicationNotices(client);
       },
       ...multiHost,
     },

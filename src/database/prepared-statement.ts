@@ -1,11 +1,13 @@
 import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
+import { assertReplicated, forgetReplicationNotice } from './replication-notice';
 
 /**
  * Runs one autocommit statement as a named prepared statement on a pooled
  * connection: PostgreSQL parses and plans it once per connection instead of on
- * every call. For the hot, fixed-shape statements (claims, group commit, the
+ * every call. Its commit is checked as UnitOfWork.commit checks a transaction's
+ * (assertReplicated). For the hot, fixed-shape statements (claims, group commit, the
  * relay's outcomes) that run hundreds of times a second. Check the plan a
  * prepared statement settles on: after five runs PostgreSQL may keep a generic
  * plan. For the claims that plan is the cheap one (0.2 ms instead of 1.4 ms per
@@ -14,7 +16,20 @@ import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
  */
 export async function queryPrepared<R>(dataSource: DataSource, name: string, text: string, values: unknown[]): Promise<R[]> {
   const pool = (dataSource.driver as PostgresDriver).master as Pool;
-  return (await pool.query({ name, text, values })).rows as R[];
+  // As pool.query does it (a client that saw an error is not reused), with the commit's check.
+  const client = await pool.connect();
+  let failed: Error | undefined;
+  try {
+    forgetReplicationNotice(client);
+    const { rows } = await client.query({ name, text, values });
+    assertReplicated(client);
+    return rows as R[];
+  } catch (error) {
+    failed = error as Error;
+    throw error;
+  } finally {
+    client.release(failed);
+  }
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { PoolClient, QueryResult } from 'pg';
 import { DataSource, EntityManager, QueryRunner } from 'typeorm';
+import { assertReplicated, forgetReplicationNotice } from './replication-notice';
 
 /** A named statement: parsed and planned once per connection. */
 export interface NamedQuery {
@@ -141,6 +142,7 @@ export class UnitOfWork {
     this.throwFirstFailure();
     this.closing = true;
     this.corkTurn();
+    forgetReplicationNotice(this.client);
     const committed = this.client.query('COMMIT');
     committed.catch(() => undefined);
     const answers = await Promise.allSettled(this.sent.splice(0).map((s) => s.answer));
@@ -149,6 +151,8 @@ export class UnitOfWork {
       const first = answers.find((a): a is PromiseRejectedResult => a.status === 'rejected');
       throw first ? first.reason : new Error('the transaction was rolled back');
     }
+    // Committed here, maybe not on the synchronous standby: not a success to answer with.
+    assertReplicated(this.client);
   }
 
   async rollback(): Promise<void> {
