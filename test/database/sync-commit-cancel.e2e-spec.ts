@@ -19,7 +19,8 @@ const haveBinaries = (() => {
     return false;
   }
 })();
-if (!haveBinaries) process.stderr.write('synchronous replication test skipped: no PostgreSQL binaries with pg_basebackup (set PG_BINDIR)\n');
+if (!haveBinaries)
+  process.stderr.write('synchronous replication test skipped: no PostgreSQL binaries with pg_basebackup (set PG_BINDIR)\n');
 
 /**
  * A commit waiting for the synchronous standby whose wait is cancelled (pg_cancel_backend, as
@@ -42,7 +43,8 @@ if (!haveBinaries) process.stderr.write('synchronous replication test skipped: n
     await pg.destroy();
   });
 
-  const port = (which: 'primary' | 'standby') => Number((which === 'primary' ? /,127\.0\.0\.1:(\d+)\// : /@127\.0\.0\.1:(\d+),/).exec(pg.url)![1]);
+  const port = (which: 'primary' | 'standby') =>
+    Number((which === 'primary' ? /,127\.0\.0\.1:(\d+)\// : /@127\.0\.0\.1:(\d+),/).exec(pg.url)![1]);
   const on = async <T>(which: 'primary' | 'standby', sql: string): Promise<T[]> => {
     const c = new Client({ connectionString: `postgres://postgres@127.0.0.1:${port(which)}/faults` });
     await c.connect();
@@ -56,7 +58,7 @@ if (!haveBinaries) process.stderr.write('synchronous replication test skipped: n
   /** Cancels the service's statements waiting for the standby, once there is one. */
   async function cancelWaitsForStandby(): Promise<void> {
     let cancelled = 0;
-    for (const deadline = Date.now() + 10_000; cancelled === 0 && Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 10_000; cancelled === 0 && Date.now() < deadline;) {
       [{ n: cancelled }] = await on<{ n: number }>(
         'primary',
         `SELECT count(pg_cancel_backend(pid))::int AS n FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND application_name = 'webhook-inbox'`,
@@ -83,7 +85,8 @@ if (!haveBinaries) process.stderr.write('synchronous replication test skipped: n
 
   it('is answered 503, never 200; the retry after the failover is accepted once', async () => {
     t = await startTestApp({ databaseUrl: pg.url, endpoints });
-    const post = (signed: ReturnType<typeof signStripe>) => request(t!.url).post('/webhooks/stripe-acme').set(signed.headers).send(signed.body);
+    const post = (signed: ReturnType<typeof signStripe>) =>
+      request(t!.url).post('/webhooks/stripe-acme').set(signed.headers).send(signed.body);
     expect((await post(signStripe(stripeEvent({ id: 'evt_before' }), SECRET))).status).toBe(200);
 
     await pg.pauseReplication(); // every COMMIT now waits for the standby
