@@ -411,7 +411,10 @@ describe('reconciliation: a crash mid-run, two instances', () => {
       a.clock.advance(61_000);
       const claimedAt = a.clock.offsetMs;
       const waiting = reconcile(a);
-      await waitFor('the run started', async () => (await db.query(`SELECT 1 FROM reconciliation_runs WHERE status = 'running'`)).length === 1);
+      await waitFor(
+        'the run started',
+        async () => (await db.query(`SELECT 1 FROM reconciliation_runs WHERE status = 'running'`)).length === 1,
+      );
       a.clock.advance(30_000);
       await new Promise((resolve) => setTimeout(resolve, 300));
       // Past the lease the run was claimed with, within the one renewed during the wait.
