@@ -1,6 +1,6 @@
 /** Operator SQL of `webhook_inbox` (reads and repairs for the admin API and /metrics): not the hot path, reviewed like it. */
 import { ROW_IN_SCOPE } from '../common/tenant-scope';
-import { dayPayloadOf, PAYLOAD_STORED, payloadKept } from './inbox.queries';
+import { dayPayloadOf, OPEN_STATUSES, PAYLOAD_STORED, payloadKept } from './inbox.queries';
 
 /**
  * Columns of the admin view (from `webhook_inbox`, unaliased); `payload` is selected only
@@ -167,6 +167,19 @@ export const ERASURE_DAY_SCAN = `
    WHERE (wp.day, wp.inbox_id) > ($1::date, $4::bigint) AND ($3::text[] IS NULL OR i.tenant_id = ANY($3::text[]))
    ORDER BY wp.day, wp.inbox_id
    LIMIT $2`;
+
+/**
+ * The open rows (of the tenants $2) whose payloads wait in `day`, a day detached and not yet
+ * dropped (PAYLOAD_PARTITIONS; the next forgetting run carries them to today), with those
+ * payloads: the day scan no longer sees them, nor can an erasure lock them there.
+ */
+export function erasureDetachedScan(day: string): string {
+  return `
+  SELECT NULL AS day, i.id, i.tenant_id, i.status, i.source_scope, i.event_id,
+         s.payload::text AS payload_text, s.payload_sealed, s.payload_key_id
+    FROM webhook_inbox i JOIN ${day} s ON s.inbox_id = i.id AND s.day = i.payload_day
+   WHERE i.payload_day = $1::date AND i.status IN ${OPEN_STATUSES} AND ($2::text[] IS NULL OR i.tenant_id = ANY($2::text[]))`;
+}
 
 /** The rows $1 an erasure changes, locked in key order, with their payload (in their day, one probe each, or legacy in the row). */
 export const ERASURE_LOCK = `

@@ -371,12 +371,25 @@ export const PURGE_PAYLOADS = `
                    FOR UPDATE SKIP LOCKED)`;
 
 /**
+ * The payload still kept for a deleted row goes with it: a quarantined row's, carried along to
+ * a day still kept; a settled row's when payloads outlive identities (RETENTION_PAYLOAD_DAYS 0,
+ * or a row replayed late). Unreachable once its row is gone, it would escape erasure and
+ * re-sealing. Arrays (init plans), so only the days named are read, each through its primary
+ * key; days already dropped, the usual case, are not read at all.
+ */
+const WITH_DAY_PAYLOADS = `, day_payloads AS (
+    DELETE FROM webhook_inbox_payloads
+     WHERE day = ANY((SELECT array_agg(DISTINCT payload_day) FROM gone)::date[])
+       AND inbox_id = ANY((SELECT array_agg(id) FROM gone)::bigint[])
+  )`;
+
+/**
  * Deletes up to $2 settled identities (done, ignored) received before $1, oldest
  * first (index webhook_inbox_received). Never pending or processing (work still to
  * do) nor quarantined (an operator's decision is still open). The identity's
- * attempt history goes with it.
+ * attempt history and any payload still kept go with it.
  */
-export const DELETE_IDENTITIES = deleteOldestReceived(`received_at < $1 AND status IN ('done', 'ignored')`);
+export const DELETE_IDENTITIES = deleteOldestReceived(`received_at < $1 AND status IN ('done', 'ignored')`, WITH_DAY_PAYLOADS);
 
 /**
  * Deletes up to $2 quarantined events received before $1 and quarantined before $1
@@ -386,13 +399,7 @@ export const DELETE_IDENTITIES = deleteOldestReceived(`received_at < $1 AND stat
  */
 export const DELETE_ABANDONED = deleteOldestReceived(
   `received_at < $1 AND status = 'quarantined' AND completed_at < $1`,
-  // A quarantined row's payload was carried along to a day still kept: it goes with the row.
-  // Arrays (init plans), so only the days named are read, each through its primary key.
-  `, day_payloads AS (
-    DELETE FROM webhook_inbox_payloads
-     WHERE day = ANY((SELECT array_agg(DISTINCT payload_day) FROM gone)::date[])
-       AND inbox_id = ANY((SELECT array_agg(id) FROM gone)::bigint[])
-  )`,
+  WITH_DAY_PAYLOADS,
 );
 
 /** One retention batch: up to $2 inbox rows matching `where`, oldest received first (webhook_inbox_received), with their attempts. */

@@ -1,5 +1,6 @@
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { DataSource, QueryRunner } from 'typeorm';
+import { runInTransaction } from '../database/unit-of-work';
 import { ERASABLE_STATUSES } from './inbox-admin.queries';
 import { OPEN_STATUSES, PAYLOAD_PARTITIONS, PAYLOAD_TODAY } from './inbox.queries';
 
@@ -16,30 +17,34 @@ export const PAYLOAD_DAYS_AHEAD = 7;
 const DETACH_LOCK_TIMEOUT = '5s';
 
 /**
- * Carries the payloads of up to $2 open rows (pending, processing, quarantined) after id $3
- * whose day is $1 into today's partition, from `source` (the partitioned table, or a day
- * already detached from it), and points the rows there. Along webhook_inbox_open (the open
- * rows only, in id order); payload_day is in no index, so the row's update is HOT: a few
- * hundred bytes of WAL each, not a new version in every index. SKIP LOCKED: a row held
- * right now is carried by a later pass. Returns how many, and the last id looked at.
+ * A carry's first statement: locks up to $2 open rows (pending, processing, quarantined) after
+ * id $3 whose payloads are in day $1, along webhook_inbox_open (the open rows only, in id
+ * order). SKIP LOCKED: a row held right now is carried by a later pass.
  */
-function carryOpen(source: string): string {
+const LOCK_OPEN_OF_DAY = `
+  SELECT i.id FROM webhook_inbox i
+   WHERE i.status IN ${OPEN_STATUSES} AND i.id > $3::bigint AND i.payload_day = $1::date
+   ORDER BY i.id LIMIT $2
+     FOR UPDATE SKIP LOCKED`;
+
+/**
+ * The carry's second statement, with the rows $2 locked: copies their payloads from day $1 of
+ * `source` (the partitioned table, or a day already detached from it) into today's partition,
+ * and points the rows there. A statement of its own, so it reads the payloads as they are now:
+ * an erasure or a re-sealing that held a row until after the first statement's snapshot is
+ * carried, not undone. payload_day is in no index, so the row's update is HOT: a few hundred
+ * bytes of WAL each, not a new version in every index.
+ */
+function carryLocked(source: string): string {
   return `
-  WITH moving AS (
-    SELECT i.id FROM webhook_inbox i
-     WHERE i.status IN ${OPEN_STATUSES} AND i.id > $3::bigint AND i.payload_day = $1::date
-     ORDER BY i.id LIMIT $2
-       FOR UPDATE SKIP LOCKED
-  ), copied AS (
+  WITH copied AS (
     INSERT INTO webhook_inbox_payloads (day, inbox_id, payload, payload_sealed, payload_key_id)
     SELECT ${PAYLOAD_TODAY}, s.inbox_id, s.payload, s.payload_sealed, s.payload_key_id
-      FROM ${source} s JOIN moving m ON s.inbox_id = m.id
-     WHERE s.day = $1::date
+      FROM ${source} s
+     WHERE s.day = $1::date AND s.inbox_id = ANY($2::bigint[])
     ON CONFLICT DO NOTHING
-  ), moved AS (
-    UPDATE webhook_inbox i SET payload_day = ${PAYLOAD_TODAY} FROM moving m WHERE i.id = m.id RETURNING i.id
   )
-  SELECT count(*)::int AS n, max(id)::text AS last FROM moved`;
+  UPDATE webhook_inbox SET payload_day = ${PAYLOAD_TODAY} WHERE id = ANY($2::bigint[])`;
 }
 
 /** Open rows still pointing at day $1 (held by someone while it was being carried). */
@@ -209,10 +214,14 @@ export class PayloadDays implements OnApplicationBootstrap {
   async carry(day: string, source = 'webhook_inbox_payloads', batch = 1000, stopped: () => boolean = () => false): Promise<number> {
     let carried = 0;
     for (let after = '0'; ;) {
-      const [{ n, last }]: { n: number; last: string | null }[] = await this.dataSource.query(carryOpen(source), [day, batch, after]);
-      carried += n;
-      if (n < batch || last === null || stopped()) return carried;
-      after = last;
+      const ids = await runInTransaction(this.dataSource, async (uow) => {
+        const locked: { id: string }[] = await uow.query(LOCK_OPEN_OF_DAY, [day, batch, after]);
+        if (locked.length > 0) await uow.query(carryLocked(source), [day, locked.map((r) => r.id)]);
+        return locked.map((r) => r.id);
+      });
+      carried += ids.length;
+      if (ids.length < batch || stopped()) return carried;
+      after = ids[ids.length - 1];
     }
   }
 
