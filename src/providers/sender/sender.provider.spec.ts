@@ -172,3 +172,18 @@ describe('SenderProvider: form bodies', () => {
     expect(() => provider.verify({ headers: { 'x-twilio-signature': sig }, rawBody: raw, method: 'POST' }, e, new Date())).not.toThrow();
   });
 });
+
+describe('SenderProvider: a hash named by the body (key.hashBy)', () => {
+  const secret = 'a-secret-of-sixteen-bytes';
+
+  it.each(['constructor', '__proto__', 'toString'])('a body naming "%s" is 401 unsupported_signature_version, not a 500', (version) => {
+    const provider = new SenderProvider();
+    const e = endpoint({ ...base, key: { type: 'hmac', hashBy: { pointer: '/v', values: { '1': 'sha256' } } }, signed: '{body}' });
+    expect(provider.configure(e)).toEqual([]);
+    const raw = Buffer.from(JSON.stringify({ v: version, id: 'e1', type: 't' }));
+    const sig = createHmac('sha256', secret).update(raw).digest('hex');
+    expect(() => provider.verify({ headers: { 'x-sig': sig }, rawBody: raw, method: 'POST' }, e, new Date())).toThrow(
+      expect.objectContaining({ status: 401, reason: 'unsupported_signature_version' }),
+    );
+  });
+});

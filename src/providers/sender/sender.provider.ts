@@ -514,7 +514,9 @@ function eachDigest(body: unknown, pointer: string): string | undefined {
 function hashOf(req: Request, settings: SenderSettings): Hash {
   const { hashBy } = settings.key;
   if (!hashBy) return settings.key.hash;
-  const hash = hashBy.values[fieldText(resolvePointer(req.body, hashBy.pointer)) ?? ''];
+  const version = fieldText(resolvePointer(req.body, hashBy.pointer)) ?? '';
+  // Own keys only: a body naming "constructor" or "__proto__" must not find what every object inherits.
+  const hash = Object.hasOwn(hashBy.values, version) ? hashBy.values[version] : undefined;
   if (!hash) throw new UnauthorizedError('unsupported_signature_version', 'the signature version is not one the endpoint accepts');
   return hash;
 }
