@@ -34,7 +34,8 @@ export interface WebhookOutcome extends IngestionResult {
 /** An insert-if-absent's outcome, with what the webhook path counts and logs. */
 interface Accepted extends IngestionResult {
   sourceScope: string;
-  inboxId: string;
+  /** Undefined for a duplicate found under a former scope (WebhookProvider.formerNamespaces). */
+  inboxId?: string;
   digestConflict: boolean;
 }
 
@@ -218,6 +219,8 @@ export class IngestionService {
     span?: Span,
   ): Promise<Accepted> {
     const sourceScope = scopeOf(endpoint, event);
+    const former = await this.storedUnderFormerScope(endpoint, event);
+    if (former) return { status: 'duplicate', eventId: event.eventId, sourceScope: former, digestConflict: false };
     const ignoredReason = this.ignoredReason(endpoint, event);
     // Minimised before storage; the digest stays the evidence of the bytes received.
     const payloadJson = endpoint.omit ? omitPaths(text, endpoint.omit) : text;
@@ -263,6 +266,29 @@ export class IngestionService {
     if (result.outcome === 'duplicate') return { status: 'duplicate', ...stored };
     if (ignoredReason) return { status: 'ignored', reason: ignoredReason, ...stored };
     return { status: 'accepted', ...stored };
+  }
+
+  /**
+   * The scope an earlier version stored this event under, if it did (WebhookProvider.formerNamespaces):
+   * the event is a duplicate there. One probe of the unique index per namespace; most providers have none.
+   */
+  private async storedUnderFormerScope(endpoint: EndpointConfig, event: VerifiedEvent): Promise<string | undefined> {
+    const scopes = this.formerScopes(endpoint);
+    if (scopes.length === 0) return undefined;
+    try {
+      const present = await this.inbox.present(
+        scopes.map((sourceScope) => ({ sourceScope, eventId: event.eventId, occurredAt: event.occurredAt })),
+      );
+      return scopes.find((_, i) => present[i]);
+    } catch (error) {
+      this.logger.error({ endpointId: endpoint.id, eventId: event.eventId, err: describe(error) }, 'accept failed');
+      throw new ServiceUnavailableError();
+    }
+  }
+
+  /** The scopes earlier versions stored this endpoint's events under (WebhookProvider.formerNamespaces). */
+  formerScopes(endpoint: EndpointConfig): string[] {
+    return (this.providers.get(endpoint.provider).formerNamespaces?.(endpoint) ?? []).map((n) => sourceScopeOf(endpoint, n));
   }
 
   private handshake(endpoint: EndpointConfig, verified: HandshakeReply): HandshakeResult {

@@ -110,6 +110,12 @@ export interface WebhookProvider {
    * give, `verifiedWith = 'api'`. Absent: the provider's events are not reconciled.
    */
   fromApi?(event: unknown): VerifiedEvent;
+  /**
+   * Optional: namespaces an earlier version stored this endpoint's events under, besides
+   * `namespace`. An event found under one of them is a duplicate, not a new event: a resend
+   * that straddles the change is not accepted twice. Checked by one index probe per webhook.
+   */
+  formerNamespaces?(endpoint: EndpointConfig): string[];
 }
 
 export const WEBHOOK_PROVIDER_NAME = 'webhook-inbox:provider-name';

@@ -205,9 +205,11 @@ export class ReconciliationRunner {
     }
   }
 
-  inInbox(endpoint: EndpointConfig, namespace: string, events: { eventId: string; occurredAt?: Date }[]): Promise<boolean[]> {
-    const sourceScope = sourceScopeOf(endpoint, namespace);
-    return this.inbox.present(events.map((event) => ({ sourceScope, ...event })));
+  /** Under the endpoint's namespace, or one an earlier version stored its events under (WebhookProvider.formerNamespaces). */
+  async inInbox(endpoint: EndpointConfig, namespace: string, events: { eventId: string; occurredAt?: Date }[]): Promise<boolean[]> {
+    const scopes = [sourceScopeOf(endpoint, namespace), ...this.ingestion.formerScopes(endpoint)];
+    const present = await this.inbox.present(scopes.flatMap((sourceScope) => events.map((event) => ({ sourceScope, ...event }))));
+    return events.map((_, i) => scopes.some((_, s) => present[s * events.length + i]));
   }
 
   countRedeliveries(endpoint: EndpointConfig, count: number): void {

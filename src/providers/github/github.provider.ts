@@ -15,7 +15,10 @@ import {
  * GitHub: `X-Hub-Signature-256: sha256=<hex>` over the body; the delivery id is
  * stable across redeliveries. GitHub signs neither headers nor a timestamp, so
  * the namespace comes from the endpoint (one secret per hook), never from the
- * unsigned `X-GitHub-Hook-ID`, which is only compared with `expect.hookId`.
+ * unsigned `X-GitHub-Hook-ID`, which is only compared with `expect.hookId`. Not
+ * from `expect.hookId` either: adding it to a live endpoint (reconciliation needs
+ * it) would have made every resend of an earlier delivery a new event. Versions
+ * before 2026-12-07 did so; their rows are found under `formerNamespaces`.
  */
 @WebhookProviderFor('github')
 export class GithubProvider implements WebhookProvider {
@@ -38,12 +41,21 @@ export class GithubProvider implements WebhookProvider {
     return {
       eventId,
       eventType,
-      namespace: String(endpoint.expect?.hookId ?? `endpoint-${endpoint.id}`),
+      namespace: githubNamespace(endpoint),
       verifiedWith: secret.label,
       source: { hookId },
       occurredAt: uuidV1Time(eventId),
     };
   }
+
+  formerNamespaces(endpoint: EndpointConfig): string[] {
+    return endpoint.expect?.hookId !== undefined ? [String(endpoint.expect.hookId)] : [];
+  }
+}
+
+/** The namespace of an endpoint's deliveries: the endpoint, whatever its `expect` says. */
+export function githubNamespace(endpoint: EndpointConfig): string {
+  return `endpoint-${endpoint.id}`;
 }
 
 /** 100 ns intervals from the UUID epoch (1582-10-15) to the Unix epoch. */

@@ -1,7 +1,7 @@
 import { EndpointConfig } from '../../config/app-config';
 import { GithubApi, githubErrorOf, rateLimitWaitMs } from './github-api';
 import { ReconcileContext, Reconciler, ReconcilerFor, ReconcileWindow } from '../../reconciliation/reconciler';
-import { uuidV1Time } from './github.provider';
+import { githubNamespace, uuidV1Time } from './github.provider';
 
 interface Delivery {
   id: number;
@@ -37,7 +37,7 @@ export class GithubReconciler implements Reconciler {
     const octokit = this.api.client(endpoint);
     const api = endpoint.api!;
     const hookId = Number(endpoint.expect!.hookId);
-    const namespace = String(endpoint.expect!.hookId);
+    const namespace = githubNamespace(endpoint);
     const base = api.org
       ? `/orgs/${encodeURIComponent(api.org)}`
       : `/repos/${encodeURIComponent(api.owner!)}/${encodeURIComponent(api.repo!)}`;

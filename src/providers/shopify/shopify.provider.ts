@@ -13,8 +13,11 @@ import {
 
 /**
  * Shopify: `X-Shopify-Hmac-Sha256` is the base64 HMAC-SHA256 of the body with
- * the app's secret. Headers are unsigned, so the namespace is the configured
- * `expect.shopDomain` (or the endpoint), and the header is only compared with it.
+ * the app's secret. Headers are unsigned, so the namespace is the endpoint, and
+ * the shop domain header is only compared with `expect.shopDomain`. Not the
+ * configured `expect.shopDomain` either: adding it to a live endpoint would have
+ * made Shopify's retries of earlier events new events. Versions before 2026-12-07
+ * did so; their rows are found under `formerNamespaces`.
  */
 @WebhookProviderFor('shopify')
 export class ShopifyProvider implements WebhookProvider {
@@ -38,9 +41,13 @@ export class ShopifyProvider implements WebhookProvider {
     return {
       eventId,
       eventType,
-      namespace: String(endpoint.expect?.shopDomain ?? `endpoint-${endpoint.id}`),
+      namespace: `endpoint-${endpoint.id}`,
       verifiedWith: secret.label,
       source: { shopDomain: header(request.headers, 'x-shopify-shop-domain') },
     };
+  }
+
+  formerNamespaces(endpoint: EndpointConfig): string[] {
+    return endpoint.expect?.shopDomain !== undefined ? [String(endpoint.expect.shopDomain)] : [];
   }
 }
