@@ -221,11 +221,9 @@ export class IngestionService {
     const sourceScope = scopeOf(endpoint, event);
     const former = await this.storedUnderFormerScope(endpoint, event);
     if (former) return { status: 'duplicate', eventId: event.eventId, sourceScope: former, digestConflict: false };
-    // The endpoint the row is stored for: this one, or another of the tenant's that takes what this one ignores.
-    const owner = this.ownerOf(endpoint, event);
-    const ignoredReason = this.ignoredReason(owner, event);
+    const ignoredReason = this.ignoredReason(endpoint, event);
     // Minimised before storage; the digest stays the evidence of the bytes received.
-    const payloadJson = owner.omit ? omitPaths(text, owner.omit) : text;
+    const payloadJson = endpoint.omit ? omitPaths(text, endpoint.omit) : text;
     let result;
     const commit = span && this.tracing.startSpan('webhook.commit');
     try {
@@ -235,9 +233,9 @@ export class IngestionService {
         sourceScope,
         eventId: event.eventId,
         occurredAt: event.occurredAt,
-        tenantId: owner.tenantId,
-        provider: owner.provider,
-        endpointId: owner.id,
+        tenantId: endpoint.tenantId,
+        provider: endpoint.provider,
+        endpointId: endpoint.id,
         eventType: event.eventType,
         payloadJson,
         payloadSha256,
@@ -299,22 +297,6 @@ export class IngestionService {
     return verified.answer
       ? { status: 'handshake', reply: verified.handshake, answer: verified.answer }
       : { status: 'handshake', reply: verified.handshake };
-  }
-
-  /**
-   * Where an event whose identity spans the tenant's endpoints (WebhookProvider.namespaceSpansEndpoints)
-   * belongs: the receiving endpoint if it takes it, else the first other endpoint of the tenant and
-   * provider that does. Stripe sends an event to every endpoint subscribed to its type, and the first
-   * copy stored decides for all: stored `ignored` by one endpoint, it made the copy another endpoint
-   * needed a duplicate, never processed.
-   */
-  private ownerOf(endpoint: EndpointConfig, event: VerifiedEvent): EndpointConfig {
-    if (!this.providers.get(endpoint.provider).namespaceSpansEndpoints || !this.ignoredReason(endpoint, event)) return endpoint;
-    for (const other of this.config.endpoints.values()) {
-      if (other.id === endpoint.id || other.tenantId !== endpoint.tenantId || other.provider !== endpoint.provider) continue;
-      if (!this.ignoredReason(other, event)) return other;
-    }
-    return endpoint;
   }
 
   /** A verified event this endpoint acknowledges but does not act on. */

@@ -111,14 +111,6 @@ export interface WebhookProvider {
    */
   fromApi?(event: unknown): VerifiedEvent;
   /**
-   * True when `namespace` comes from the event alone, not from the endpoint (Stripe: the
-   * account and mode), so that two endpoints of one tenant that both receive an event store
-   * it once. A copy that its endpoint would ignore (type or `expect`) is then stored for
-   * another endpoint of the tenant and provider that takes it: the first copy's decision
-   * must not leave the other endpoint's copy a duplicate of an ignored row.
-   */
-  readonly namespaceSpansEndpoints?: boolean;
-  /**
    * Optional: namespaces an earlier version stored this endpoint's events under, besides
    * `namespace`. An event found under one of them is a duplicate, not a new event: a resend
    * that straddles the change is not accepted twice. Checked by one index probe per webhook.
