@@ -219,8 +219,6 @@ export class IngestionService {
     span?: Span,
   ): Promise<Accepted> {
     const sourceScope = scopeOf(endpoint, event);
-    const former = await this.storedUnderFormerScope(endpoint, event);
-    if (former) return { status: 'duplicate', eventId: event.eventId, sourceScope: former, digestConflict: false };
     const ignoredReason = this.ignoredReason(endpoint, event);
     // Minimised before storage; the digest stays the evidence of the bytes received.
     const payloadJson = endpoint.omit ? omitPaths(text, endpoint.omit) : text;
@@ -229,6 +227,8 @@ export class IngestionService {
     try {
       // A webhook's place in the accept queue counts against its client's and its endpoint's shares (reconciliation has no client).
       hold?.admit(endpoint.id);
+      const former = await this.storedUnderFormerScope(endpoint, event);
+      if (former) return { status: 'duplicate', eventId: event.eventId, sourceScope: former, digestConflict: false };
       result = await this.inbox.accept({
         sourceScope,
         eventId: event.eventId,
@@ -271,19 +271,15 @@ export class IngestionService {
   /**
    * The scope an earlier version stored this event under, if it did (WebhookProvider.formerNamespaces):
    * the event is a duplicate there. One probe of the unique index per namespace; most providers have none.
+   * Inside the accept's try, after its place in the accept queue: bounded like the insert, a failure a 503.
    */
   private async storedUnderFormerScope(endpoint: EndpointConfig, event: VerifiedEvent): Promise<string | undefined> {
     const scopes = this.formerScopes(endpoint);
     if (scopes.length === 0) return undefined;
-    try {
-      const present = await this.inbox.present(
-        scopes.map((sourceScope) => ({ sourceScope, eventId: event.eventId, occurredAt: event.occurredAt })),
-      );
-      return scopes.find((_, i) => present[i]);
-    } catch (error) {
-      this.logger.error({ endpointId: endpoint.id, eventId: event.eventId, err: describe(error) }, 'accept failed');
-      throw new ServiceUnavailableError();
-    }
+    const present = await this.inbox.present(
+      scopes.map((sourceScope) => ({ sourceScope, eventId: event.eventId, occurredAt: event.occurredAt })),
+    );
+    return scopes.find((_, i) => present[i]);
   }
 
   /** The scopes earlier versions stored this endpoint's events under (WebhookProvider.formerNamespaces). */
