@@ -336,6 +336,30 @@ export const DEFER = `
 export const STILL_HELD = `SELECT id FROM webhook_inbox WHERE id = ANY($1::bigint[]) AND locked_by = $2`;
 
 /**
+ * A copy of an event that another endpoint of the tenant stored `ignored` for its type, arriving
+ * at endpoint $2, which takes that type (identities shared across endpoints: Stripe). The row
+ * becomes this copy's: pending for $2, its facts, secret label, digest and trace, its payload
+ * stored in today's partition (replacing the ignored copy's if that is today's too). Only an
+ * `event_type_not_accepted` row: one refused by its endpoint's `expect` (another account) is
+ * never taken over. A no-op if the row changed meanwhile (the other copy took it first).
+ */
+export const TAKE_OVER_IGNORED = `
+  WITH taken AS (
+    UPDATE webhook_inbox
+       SET status = 'pending', status_reason = NULL, completed_at = NULL, next_attempt_at = now(), endpoint_id = $2,
+           source_facts = $3::jsonb, verified_with = $4, payload_sha256 = $5, trace_context = $9,
+           payload = NULL, payload_sealed = NULL, payload_key_id = NULL, payload_day = ${PAYLOAD_TODAY}
+     WHERE id = $1 AND status = 'ignored' AND status_reason = 'event_type_not_accepted' AND endpoint_id <> $2
+    RETURNING id, payload_day
+  ), payload AS (
+    INSERT INTO webhook_inbox_payloads (day, inbox_id, payload, payload_sealed, payload_key_id)
+    SELECT t.payload_day, t.id, $6::jsonb, $7::bytea, $8 FROM taken t
+    ON CONFLICT (day, inbox_id) DO UPDATE
+      SET payload = EXCLUDED.payload, payload_sealed = EXCLUDED.payload_sealed, payload_key_id = EXCLUDED.payload_key_id
+  )
+  SELECT id FROM taken`;
+
+/**
  * Which of the identities ($1 scopes, $2 ids, $3 identity_at keys, pairwise) are in the inbox:
  * one probe of a unique index each, the keys with a time and the NULL ones apart (`IS NOT
  * DISTINCT FROM` would not use the index).

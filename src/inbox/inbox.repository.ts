@@ -19,6 +19,7 @@ import {
   RECORD_FAILURE,
   RECORD_READINGS,
   STILL_HELD,
+  TAKE_OVER_IGNORED,
 } from './inbox.queries';
 import { AcceptRequest, AcceptResult, EventIdentity, InboxEvent, InboxStatus, ProviderReading, SourceFacts } from './inbox.types';
 import {
@@ -299,6 +300,29 @@ export class InboxRepository {
   async deleteIdentities(before: Date, limit: number): Promise<number> {
     const rows: { n: number }[] = await this.dataSource.query(DELETE_IDENTITIES, [before, limit]);
     return rows[0].n;
+  }
+
+  /** TAKE_OVER_IGNORED: whether `request`'s copy took over the ignored row `id`. */
+  async takeOverIgnored(request: AcceptRequest, id: string): Promise<boolean> {
+    const stored = this.payloads.store(request.sourceScope, request.eventId, request.payloadJson);
+    const taken = async () =>
+      (await this.dataSource.query(TAKE_OVER_IGNORED, [
+        id,
+        request.endpointId,
+        JSON.stringify(request.sourceFacts),
+        request.verifiedWith,
+        request.payloadSha256,
+        stored.payload,
+        stored.payload_sealed,
+        stored.payload_key_id,
+        request.traceContext ?? null,
+      ])) as { id: string }[];
+    const rows = await taken().catch(async (error: unknown) => {
+      if (!isMissingPartition(error)) throw error;
+      await this.dataSource.query(`SELECT webhook_inbox_payload_day(${PAYLOAD_TODAY})`);
+      return taken();
+    });
+    return rows.length === 1;
   }
 
   async deleteAbandoned(before: Date, limit: number): Promise<number> {

@@ -36,6 +36,11 @@ export interface AcceptRequest extends EventIdentity {
   statusReason?: string;
   /** W3C traceparent of the request's span (tracing on): the worker continues its trace. */
   traceContext?: string | null;
+  /**
+   * The identity is shared by the tenant's endpoints of this provider (WebhookProvider.namespaceSpansEndpoints):
+   * a pending copy found `ignored` by another endpoint's type filter takes the row over.
+   */
+  takesOverIgnored?: boolean;
 }
 
 export interface AcceptResult {

@@ -244,6 +244,7 @@ export class IngestionService {
         status: ignoredReason ? 'ignored' : 'pending',
         statusReason: ignoredReason,
         traceContext: span ? traceparentOf(span) : null,
+        takesOverIgnored: this.providers.get(endpoint.provider).namespaceSpansEndpoints,
       });
     } catch (error) {
       if (isInvalidData(error)) throw new BadRequestError('unsupported_json', 'the JSON body cannot be stored');

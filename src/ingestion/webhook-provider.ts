@@ -111,6 +111,14 @@ export interface WebhookProvider {
    */
   fromApi?(event: unknown): VerifiedEvent;
   /**
+   * True when `namespace` comes from the event alone, not from the endpoint (Stripe: the account
+   * and mode), so two endpoints of one tenant that both receive an event store it once. The first
+   * copy decides, except that a copy its endpoint would process takes over a row another endpoint
+   * stored `ignored` for its type (never one its `expect` refused): each endpoint's own copy
+   * counts, whichever arrives first.
+   */
+  readonly namespaceSpansEndpoints?: boolean;
+  /**
    * Optional: namespaces an earlier version stored this endpoint's events under, besides
    * `namespace`. An event found under one of them is a duplicate, not a new event: a resend
    * that straddles the change is not accepted twice. Checked by one index probe per webhook.

@@ -34,6 +34,7 @@ function exactUtf8Text(body: Buffer): string | undefined {
  */
 @WebhookProviderFor('stripe')
 export class StripeProvider implements WebhookProvider {
+  readonly namespaceSpansEndpoints = true;
   readonly expects = { account: 'string', livemode: 'boolean' } as const;
   readonly reads: readonly string[] = ['id', 'type', 'account', 'livemode'];
 
