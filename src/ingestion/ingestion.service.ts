@@ -275,7 +275,8 @@ export class IngestionService {
    * Inside the accept's try, after its place in the accept queue: bounded like the insert, a failure a 503.
    */
   private async storedUnderFormerScope(endpoint: EndpointConfig, event: VerifiedEvent): Promise<string | undefined> {
-    const scopes = this.formerScopes(endpoint);
+    const current = scopeOf(endpoint, event);
+    const scopes = this.formerScopes(endpoint).filter((scope) => scope !== current);
     if (scopes.length === 0) return undefined;
     const present = await this.inbox.present(
       scopes.map((sourceScope) => ({ sourceScope, eventId: event.eventId, occurredAt: event.occurredAt })),

@@ -53,17 +53,32 @@ describe('identity namespaces of GitHub and Shopify endpoints', () => {
     expect(await db.query(`SELECT count(*)::int AS n FROM webhook_inbox`)).toEqual([{ n: 2 }]);
   });
 
-  it('a resend of an event an earlier version stored under the expect-derived namespace is a duplicate', async () => {
-    t = await startTestApp({ databaseUrl: db.url, endpoints: after });
-    expect(await post('gh', push)).toEqual({ status: 'accepted', eventId: delivery });
-    expect(await post('shop', order)).toEqual({ status: 'accepted', eventId: 'shopify-event-1' });
-    // As the versions before 2026-12-07 stored them: the scope named the hook id or the shop domain.
-    await db.query(`UPDATE webhook_inbox SET source_scope = 'acme:github:123' WHERE provider = 'github'`);
-    await db.query(`UPDATE webhook_inbox SET source_scope = 'acme:shopify:acme.myshopify.com' WHERE provider = 'shopify'`);
-    expect([await post('gh', push), await post('shop', order)]).toEqual([
-      { status: 'duplicate', eventId: delivery },
-      { status: 'duplicate', eventId: 'shopify-event-1' },
-    ]);
-    expect(await db.query(`SELECT count(*)::int AS n FROM webhook_inbox`)).toEqual([{ n: 2 }]);
+  it('a resend of an event an earlier version stored under the endpoint is a duplicate, with or without expect now', async () => {
+    for (const endpoints of [before, after]) {
+      t = await startTestApp({ databaseUrl: db.url, endpoints });
+      await db.query('TRUNCATE webhook_inbox');
+      expect(await post('gh', push)).toEqual({ status: 'accepted', eventId: delivery });
+      expect(await post('shop', order)).toEqual({ status: 'accepted', eventId: 'shopify-event-1' });
+      // As the versions before 2026-12-07 stored them for an endpoint without expect: under the endpoint.
+      await db.query(`UPDATE webhook_inbox SET source_scope = 'acme:' || provider || ':endpoint-' || endpoint_id`);
+      expect([await post('gh', push), await post('shop', order)]).toEqual([
+        { status: 'duplicate', eventId: delivery },
+        { status: 'duplicate', eventId: 'shopify-event-1' },
+      ]);
+      expect(await db.query(`SELECT count(*)::int AS n FROM webhook_inbox`)).toEqual([{ n: 2 }]);
+      await t.close();
+      t = undefined;
+    }
+  });
+
+  it("two Shopify endpoints of a tenant receiving one shop's event (a second subscription, a URL being moved) store it once", async () => {
+    const second = { ...before[1], id: 'shop-new', eventTypes: ['orders/paid'] };
+    const first = { ...before[1], eventTypes: ['orders/create'] };
+    t = await startTestApp({ databaseUrl: db.url, endpoints: [first, second] });
+    const paid = signShopify({ id: 1002 }, SHOPIFY_SECRET, 'shopify-event-2');
+    // The endpoint that ignores the topic first; the one that takes it takes the row over.
+    expect(await post('shop', paid)).toMatchObject({ status: 'ignored' });
+    expect(await post('shop-new', paid)).toEqual({ status: 'accepted', eventId: 'shopify-event-2' });
+    expect(await db.query(`SELECT endpoint_id, status FROM webhook_inbox`)).toEqual([{ endpoint_id: 'shop-new', status: 'pending' }]);
   });
 });

@@ -72,7 +72,7 @@ describe('reconciliation: GitHub asks for failed deliveries again', () => {
     expect(lists[1].at).toBeGreaterThanOrEqual((github.rateLimit.resetAt - 1) * 1000);
     await waitFor('the redelivery', async () => (await db.query(`SELECT 1 FROM webhook_inbox WHERE event_id = 'g-lost'`)).length === 1);
     const [row] = await db.query(`SELECT source_scope, verified_with, event_type FROM webhook_inbox WHERE event_id = 'g-lost'`);
-    expect(row).toEqual({ source_scope: 'acme:github:endpoint-gh-acme', verified_with: 'current', event_type: 'push' });
+    expect(row).toEqual({ source_scope: `acme:github:${HOOK}`, verified_with: 'current', event_type: 'push' });
     expect(await lastRun()).toMatchObject({ status: 'succeeded', found_missing: 1, api_calls: 3 });
 
     // The next run finds the redelivery in the inbox: nothing asked again.
@@ -83,11 +83,11 @@ describe('reconciliation: GitHub asks for failed deliveries again', () => {
     expect(await db.query(`SELECT count(*)::int AS n FROM webhook_inbox WHERE event_id = 'g-lost'`)).toEqual([{ n: 1 }]);
   });
 
-  it('a failed delivery an earlier version stored under the hook id (its former namespace) is not asked for again', async () => {
+  it('a failed delivery an earlier version stored under the endpoint (before expect.hookId was added) is not asked for again', async () => {
     const old = signGithub({ ref: 'refs/heads/old' }, SECRET, 'g-old-scope');
     expect((await request(t.url).post('/webhooks/gh-acme').set(old.headers).send(old.body)).body).toMatchObject({ status: 'accepted' });
-    // As the version before 2026-12-07 stored it: its scope named the hook, from expect.hookId.
-    await db.query(`UPDATE webhook_inbox SET source_scope = $1 WHERE event_id = 'g-old-scope'`, [`acme:github:${HOOK}`]);
+    // As a version before 2026-12-07 stored it while the endpoint had no expect: under the endpoint.
+    await db.query(`UPDATE webhook_inbox SET source_scope = 'acme:github:endpoint-gh-acme' WHERE event_id = 'g-old-scope'`);
     github.addDelivery('g-old-scope', 502, { ref: 'refs/heads/old' }, 'push', 150);
     const asked = github.redeliveries.length;
     t.clock.advance(61_000);

@@ -13,12 +13,13 @@ import {
 
 /**
  * GitHub: `X-Hub-Signature-256: sha256=<hex>` over the body; the delivery id is
- * stable across redeliveries. GitHub signs neither headers nor a timestamp, so
- * the namespace comes from the endpoint (one secret per hook), never from the
- * unsigned `X-GitHub-Hook-ID`, which is only compared with `expect.hookId`. Not
- * from `expect.hookId` either: adding it to a live endpoint (reconciliation needs
- * it) would have made every resend of an earlier delivery a new event. Versions
- * before 2026-12-07 did so; their rows are found under `formerNamespaces`.
+ * stable across redeliveries. GitHub signs neither headers nor a timestamp: the
+ * delivery id is as unsigned as the hook id, so the namespace is the hook the
+ * delivery names (`X-GitHub-Hook-ID`, compared with `expect.hookId` when set), the
+ * same whether or not the endpoint has `expect`: adding it to a live endpoint (GitHub
+ * reconciliation needs it) leaves the identities as they were. Versions before
+ * 2026-12-07 used the endpoint when `expect` was unset; those rows are found under
+ * `formerNamespaces`, whether or not the endpoint has `expect` now.
  */
 @WebhookProviderFor('github')
 export class GithubProvider implements WebhookProvider {
@@ -41,21 +42,23 @@ export class GithubProvider implements WebhookProvider {
     return {
       eventId,
       eventType,
-      namespace: githubNamespace(endpoint),
+      namespace: githubNamespace(endpoint, hookId),
       verifiedWith: secret.label,
       source: { hookId },
       occurredAt: uuidV1Time(eventId),
     };
   }
 
+  /** Before 2026-12-07 an endpoint without `expect` stored its deliveries under itself (then perhaps got `expect`). */
   formerNamespaces(endpoint: EndpointConfig): string[] {
-    return endpoint.expect?.hookId !== undefined ? [String(endpoint.expect.hookId)] : [];
+    return [`endpoint-${endpoint.id}`];
   }
 }
 
-/** The namespace of an endpoint's deliveries: the endpoint, whatever its `expect` says. */
-export function githubNamespace(endpoint: EndpointConfig): string {
-  return `endpoint-${endpoint.id}`;
+/** The namespace of a delivery: the hook it names (a number), else the endpoint. */
+export function githubNamespace(endpoint: EndpointConfig, hookId: string | undefined): string {
+  const id = hookId?.trim();
+  return id !== undefined && /^\d{1,20}$/.test(id) ? id : `endpoint-${endpoint.id}`;
 }
 
 /** 100 ns intervals from the UUID epoch (1582-10-15) to the Unix epoch. */

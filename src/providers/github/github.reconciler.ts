@@ -37,7 +37,7 @@ export class GithubReconciler implements Reconciler {
     const octokit = this.api.client(endpoint);
     const api = endpoint.api!;
     const hookId = Number(endpoint.expect!.hookId);
-    const namespace = githubNamespace(endpoint);
+    const namespace = githubNamespace(endpoint, String(hookId));
     const base = api.org
       ? `/orgs/${encodeURIComponent(api.org)}`
       : `/repos/${encodeURIComponent(api.owner!)}/${encodeURIComponent(api.repo!)}`;

@@ -13,14 +13,21 @@ import {
 
 /**
  * Shopify: `X-Shopify-Hmac-Sha256` is the base64 HMAC-SHA256 of the body with
- * the app's secret. Headers are unsigned, so the namespace is the endpoint, and
- * the shop domain header is only compared with `expect.shopDomain`. Not the
- * configured `expect.shopDomain` either: adding it to a live endpoint would have
- * made Shopify's retries of earlier events new events. Versions before 2026-12-07
- * did so; their rows are found under `formerNamespaces`.
+ * the app's secret. Headers are unsigned, the event id's as much as the shop's, so
+ * the namespace is the shop the event names (`X-Shopify-Shop-Domain`, compared with
+ * `expect.shopDomain` when set), the same whether or not the endpoint has `expect`,
+ * and shared by a tenant's endpoints that receive the same shop's events (a second
+ * subscription, a URL being moved): one event, one row. Versions before 2026-12-07
+ * used the endpoint when `expect` was unset; those rows are found under
+ * `formerNamespaces`, whether or not the endpoint has `expect` now. A copy one
+ * endpoint ignores for its type is taken over by another's (namespaceSpansEndpoints).
  */
+/** A shop's domain as Shopify names it (`acme.myshopify.com`). */
+const SHOP_DOMAIN = /^[A-Za-z0-9.-]{1,255}$/;
+
 @WebhookProviderFor('shopify')
 export class ShopifyProvider implements WebhookProvider {
+  readonly namespaceSpansEndpoints = true;
   readonly expects = { shopDomain: 'string' } as const;
   readonly reads: readonly string[] = [];
 
@@ -38,16 +45,18 @@ export class ShopifyProvider implements WebhookProvider {
     const secret = signingSecret(endpoint, now, [Buffer.from(signature.trim(), 'base64')], (s) => hmacSha256(s.value, request.rawBody));
 
     const { eventId, eventType } = headerIdentity(request, ['x-shopify-event-id', 'x-shopify-webhook-id'], 'x-shopify-topic');
+    const shopDomain = header(request.headers, 'x-shopify-shop-domain');
     return {
       eventId,
       eventType,
-      namespace: `endpoint-${endpoint.id}`,
+      namespace: SHOP_DOMAIN.test(shopDomain ?? '') ? shopDomain! : `endpoint-${endpoint.id}`,
       verifiedWith: secret.label,
-      source: { shopDomain: header(request.headers, 'x-shopify-shop-domain') },
+      source: { shopDomain },
     };
   }
 
+  /** Before 2026-12-07 an endpoint without `expect` stored its events under itself (then perhaps got `expect`). */
   formerNamespaces(endpoint: EndpointConfig): string[] {
-    return endpoint.expect?.shopDomain !== undefined ? [String(endpoint.expect.shopDomain)] : [];
+    return [`endpoint-${endpoint.id}`];
   }
 }
