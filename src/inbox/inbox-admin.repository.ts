@@ -31,7 +31,8 @@ import {
   REDACT_PAYLOADS,
 } from './inbox-admin.queries';
 import { ScopeBacklog, ScopeMinute, toScopeBacklogs } from '../common/activity';
-import { PAYLOAD_PARTITIONS, payloadKept } from './inbox.queries';
+import { payloadKept } from './inbox.queries';
+import { readDetachedDays } from './payload-days';
 import { InboxPayloads, StoredPayload } from './inbox-payloads';
 import { ReplayCandidate } from './acceptance';
 import { IdentityRow, inboxEventOf } from './inbox.repository';
@@ -221,16 +222,11 @@ export class InboxAdminRepository {
    * (`payload_day_being_forgotten`) and the erasure is incomplete until it is run again.
    */
   private async inDetachedDays(eraser: PayloadEraser, tenants: string[] | null): Promise<UnreadablePayload[]> {
-    const days: { name: string; day: string; attached: boolean; detach_pending: boolean }[] =
-      await this.dataSource.query(PAYLOAD_PARTITIONS);
     const found: UnreadablePayload[] = [];
-    for (const d of days.filter((p) => !p.attached || p.detach_pending)) {
-      const rows: ErasureRow[] = await this.dataSource.query(erasureDetachedScan(d.name), [d.day, tenants]);
-      for (const row of rows) {
-        const verdict = this.tryOn(row, (payload) => eraser.matches({ tenantId: row.tenant_id, settled: false, payload }));
-        if (!verdict.ok) found.push(verdict.unreadable);
-        else if (verdict.value) found.push({ id: String(row.id), keyId: row.payload_key_id, reason: 'payload_day_being_forgotten' });
-      }
+    for (const row of await readDetachedDays<ErasureRow>(this.dataSource, erasureDetachedScan, [tenants])) {
+      const verdict = this.tryOn(row, (payload) => eraser.matches({ tenantId: row.tenant_id, settled: false, payload }));
+      if (!verdict.ok) found.push(verdict.unreadable);
+      else if (verdict.value) found.push({ id: String(row.id), keyId: row.payload_key_id, reason: 'payload_day_being_forgotten' });
     }
     return found;
   }

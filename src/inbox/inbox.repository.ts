@@ -24,7 +24,6 @@ import {
 import { AcceptRequest, AcceptResult, EventIdentity, InboxEvent, InboxStatus, ProviderReading, SourceFacts } from './inbox.types';
 import {
   PAYLOAD_KEYS_IN_USE,
-  PAYLOAD_PARTITIONS,
   PAYLOAD_ROWS_BY_KEY,
   detachedDayKeys,
   payloadRowsOf,
@@ -35,6 +34,7 @@ import {
 } from './inbox.queries';
 import { InboxPayloads, OpenedPayload } from './inbox-payloads';
 import { IdentityKeyMode, IdentityKeys, isConflictTargetGone } from './identity-keys';
+import { readDetachedDays } from './payload-days';
 
 const PAYLOAD_MOVING: OpenedPayload = { ok: false, reason: 'payload_moving', message: 'payload being carried to a newer day' };
 
@@ -187,7 +187,7 @@ export class InboxRepository {
    * ...), each turn in arrival order: the worker's first batches hold every tenant's first events.
    */
   async claim(lease: string, now: Date, limit: number, leaseMs: number): Promise<InboxEvent[]> {
-    return this.claimed(lease, await queryPrepared<ClaimedRow>(this.dataSource, 'inbox_claim', CLAIM, [now, lease, limit, leaseMs]));
+    return this.claimed(lease, await queryPrepared<ClaimedRow>(this.dataSource, 'inbox_claim', CLAIM, [now, lease, limit, leaseMs], true));
   }
 
   /** The claim within each limited key's budget, in `tx`, which holds the keys' bucket rows (src/inbox/worker-limits.ts). */
@@ -333,41 +333,38 @@ export class InboxRepository {
   // ---- Payload keys (start check, admin, the re-encryption job) ----
 
   /** Key ids stored payloads are sealed with; `null` in the list when clear payloads remain. */
+  // Each reads the detached days first: a carry that moves a payload from one to today's day in
+  // between is then seen in today's, where the second read looks, not missed by both.
+
   async payloadKeysInUse(): Promise<(string | null)[]> {
+    const detached = await this.detachedPayloadKeys();
     const rows: { key_id: string | null }[] = await this.dataSource.query(PAYLOAD_KEYS_IN_USE);
-    const inUse = new Set(rows.map((r) => r.key_id));
-    for (const { keyId } of await this.detachedPayloadKeys()) inUse.add(keyId);
-    return [...inUse];
+    return [...new Set([...rows.map((r) => r.key_id), ...detached.map((d) => d.keyId)])];
   }
 
   async payloadRowsByKey(): Promise<{ keyId: string | null; rows: number }[]> {
+    const detached = await this.detachedPayloadKeys();
     const rows: { key_id: string | null; n: string }[] = await this.dataSource.query(PAYLOAD_ROWS_BY_KEY);
     const byKey = new Map(rows.map((r) => [r.key_id, Number(r.n)]));
-    for (const { keyId, rows: n } of await this.detachedPayloadKeys()) byKey.set(keyId, (byKey.get(keyId) ?? 0) + n);
+    for (const { keyId, rows: n } of detached) byKey.set(keyId, (byKey.get(keyId) ?? 0) + n);
     return [...byKey].map(([keyId, n]) => ({ keyId, rows: n }));
   }
 
   /** Stored payloads under `keyId` (null: clear ones). */
   async payloadRowsOf(keyId: string | null): Promise<number> {
-    const rows: { n: string }[] = await this.dataSource.query(payloadRowsOf(keyId === null), keyId === null ? [] : [keyId]);
     const detached = (await this.detachedPayloadKeys()).filter((d) => d.keyId === keyId);
+    const rows: { n: string }[] = await this.dataSource.query(payloadRowsOf(keyId === null), keyId === null ? [] : [keyId]);
     return Number(rows[0].n) + detached.reduce((sum, d) => sum + d.rows, 0);
   }
 
   /**
-   * The open rows' payloads in days detached and not yet dropped (rare: a row held at the carry
-   * after the detach keeps its day for the next run). The partitioned table no longer shows
-   * them, yet the next run carries them to today sealed as they are: their key stays in use.
+   * The open rows' payloads in days detached and not yet dropped. The partitioned table no longer
+   * shows them, yet the next forgetting run carries them to today sealed as they are: their key
+   * stays in use.
    */
   private async detachedPayloadKeys(): Promise<{ keyId: string | null; rows: number }[]> {
-    const days: { name: string; day: string; attached: boolean; detach_pending: boolean }[] =
-      await this.dataSource.query(PAYLOAD_PARTITIONS);
-    const found: { keyId: string | null; rows: number }[] = [];
-    for (const d of days.filter((p) => !p.attached || p.detach_pending)) {
-      const rows: { key_id: string | null; n: string }[] = await this.dataSource.query(detachedDayKeys(d.name), [d.day]);
-      found.push(...rows.map((r) => ({ keyId: r.key_id, rows: Number(r.n) })));
-    }
-    return found;
+    const rows = await readDetachedDays<{ key_id: string | null; n: string }>(this.dataSource, detachedDayKeys);
+    return rows.map((r) => ({ keyId: r.key_id, rows: Number(r.n) }));
   }
 
   /**

@@ -13,6 +13,25 @@ import { OPEN_STATUSES, PAYLOAD_PARTITIONS, PAYLOAD_TODAY } from './inbox.querie
  */
 export const PAYLOAD_DAYS_AHEAD = 7;
 
+/**
+ * Runs `sqlOf(table)` with `[day, ...params]` on each payload day detached and not yet dropped
+ * (rare: a row held at the carry after the detach keeps its day for the next run), for readers
+ * that must not miss the open rows' payloads waiting there. A day another instance drops
+ * meanwhile (42P01) has nothing left to read: it is dropped only once no open row points at it.
+ */
+export async function readDetachedDays<R>(dataSource: DataSource, sqlOf: (table: string) => string, params: unknown[] = []): Promise<R[]> {
+  const days: { name: string; day: string; attached: boolean; detach_pending: boolean }[] = await dataSource.query(PAYLOAD_PARTITIONS);
+  const rows: R[] = [];
+  for (const d of days.filter((p) => !p.attached || p.detach_pending)) {
+    try {
+      rows.push(...((await dataSource.query(sqlOf(d.name), [d.day, ...params])) as R[]));
+    } catch (error) {
+      if ((error as { code?: string }).code !== '42P01') throw error;
+    }
+  }
+  return rows;
+}
+
 /** How long forgetting a day waits for its lock (DETACH CONCURRENTLY) before leaving it to the next run. */
 const DETACH_LOCK_TIMEOUT = '5s';
 

@@ -399,14 +399,8 @@ describe('reconciliation: a crash mid-run, two instances', () => {
     a.clock.advance(61_000);
     expect(await reconcile(a)).toBe(1);
     stripe.addEvent(succeededEvent('budget', 100));
-    // Another consumer of the key (the worker's confirm reads) takes every token as it comes.
-    let draining = true;
-    const drainer = (async () => {
-      while (draining) {
-        await db.query(`UPDATE provider_read_budget SET tokens = 0, refilled_at = now()`);
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
-    })();
+    // Other consumers of the key (the worker's confirm reads) have taken every token for a while.
+    await db.query(`UPDATE provider_read_budget SET tokens = 0, refilled_at = now() + interval '1 hour'`);
     try {
       a.clock.advance(61_000);
       const claimedAt = a.clock.offsetMs;
@@ -415,17 +409,19 @@ describe('reconciliation: a crash mid-run, two instances', () => {
         'the run started',
         async () => (await db.query(`SELECT 1 FROM reconciliation_runs WHERE status = 'running'`)).length === 1,
       );
+      const lease = async () =>
+        (await db.query(`SELECT locked_until FROM reconciliation_runs WHERE status = 'running'`))[0]?.locked_until as Date | undefined;
+      const claimedUntil = (await lease())!;
       a.clock.advance(30_000);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await waitFor('the lease renewed during the wait', async () => ((await lease()) ?? claimedUntil) > claimedUntil);
       // Past the lease the run was claimed with, within the one renewed during the wait.
       b.clock.offsetMs = claimedAt + 65_000;
       expect(await reconcile(b)).toBe(0);
-      draining = false;
+      await db.query(`UPDATE provider_read_budget SET refilled_at = now() - interval '10 seconds'`);
       expect(await waiting).toBe(1);
       expect(await lastRun(db)).toMatchObject({ status: 'succeeded', listed: expect.any(Number) });
     } finally {
-      draining = false;
-      await drainer;
+      await db.query(`UPDATE provider_read_budget SET refilled_at = LEAST(refilled_at, now())`);
       b.clock.offsetMs = a.clock.offsetMs;
     }
   });
