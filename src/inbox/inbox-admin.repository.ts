@@ -53,6 +53,9 @@ import {
 import { UnitOfWork } from '../database/unit-of-work';
 
 /** The operators' `webhook_inbox` SQL: lists, repairs, backlog and stats (never on the worker's path). */
+/** The day phase's first cursor: before every day's payloads. */
+const DAY_SCAN_START = '0001-01-01/0';
+
 @Injectable()
 export class InboxAdminRepository {
   constructor(
@@ -197,7 +200,7 @@ export class InboxAdminRepository {
     let rows: ErasureRow[] = [];
     if (!afterId.includes('/')) {
       rows = await this.dataSource.query(ERASURE_SCAN, [afterId, limit, tenants]);
-      if (rows.length === 0) afterId = '0001-01-01/0';
+      if (rows.length === 0) afterId = DAY_SCAN_START;
     }
     if (afterId.includes('/')) {
       const [day, id] = afterId.split('/');
@@ -210,7 +213,11 @@ export class InboxAdminRepository {
       if (!verdict.ok) unreadable.push(verdict.unreadable);
       else if (verdict.value) matched.push({ id: String(row.id), settled: isSettled(row) });
     }
-    if (afterId.includes('/') && rows.length < limit) unreadable.push(...(await this.inDetachedDays(eraser, tenants)));
+    // At the day phase's start and at its end: a row that waits in a detached day at the start may be
+    // carried to today behind the scan's cursor; one detached during the scan is still there at the end.
+    if (afterId === DAY_SCAN_START || (afterId.includes('/') && rows.length < limit)) {
+      unreadable.push(...(await this.inDetachedDays(eraser, tenants)));
+    }
     const last = rows[rows.length - 1];
     return { matched, unreadable, lastId: !last ? null : last.day != null ? `${last.day}/${last.id}` : String(last.id) };
   }

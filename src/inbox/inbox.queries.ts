@@ -336,21 +336,31 @@ export const DEFER = `
 export const STILL_HELD = `SELECT id FROM webhook_inbox WHERE id = ANY($1::bigint[]) AND locked_by = $2`;
 
 /**
- * A copy of an event that another endpoint of the tenant stored `ignored` for its type, arriving
- * at endpoint $2, which takes that type (identities shared across endpoints: Stripe). The row
- * becomes this copy's: pending for $2, its facts, secret label, digest and trace, its payload
- * stored in today's partition (replacing the ignored copy's if that is today's too). Only an
- * `event_type_not_accepted` row: one refused by its endpoint's `expect` (another account) is
- * never taken over. A no-op if the row changed meanwhile (the other copy took it first).
+ * An endpoint's own copy ($2) of an event that another endpoint of the tenant stored `ignored`,
+ * for its type or its `expect` (identities shared across endpoints: Stripe, Shopify), where $2
+ * takes it. The row becomes this copy's, as a new pending row would be: pending for $2, due now,
+ * no attempts or lease, its facts, secret label, digest and trace, its payload stored in today's
+ * partition (and the ignored copy's removed from an older day, where nothing would reach it).
+ * Locked first; a no-op if the row is no longer so (the other copy took it over first). The same
+ * event type only: an id shared by two types is not one event.
  */
 export const TAKE_OVER_IGNORED = `
-  WITH taken AS (
-    UPDATE webhook_inbox
-       SET status = 'pending', status_reason = NULL, completed_at = NULL, next_attempt_at = now(), endpoint_id = $2,
+  WITH old AS (
+    SELECT id, payload_day FROM webhook_inbox
+     WHERE id = $1 AND status = 'ignored' AND status_reason IN ('event_type_not_accepted', 'unexpected_source')
+       AND endpoint_id <> $2 AND event_type = $10
+       FOR UPDATE
+  ), taken AS (
+    UPDATE webhook_inbox i
+       SET status = 'pending', status_reason = NULL, completed_at = NULL, next_attempt_at = now(), attempts = 0,
+           last_error = NULL, confirmation = NULL, locked_by = NULL, locked_until = NULL, endpoint_id = $2,
            source_facts = $3::jsonb, verified_with = $4, payload_sha256 = $5, trace_context = $9,
            payload = NULL, payload_sealed = NULL, payload_key_id = NULL, payload_day = ${PAYLOAD_TODAY}
-     WHERE id = $1 AND status = 'ignored' AND status_reason = 'event_type_not_accepted' AND endpoint_id <> $2
-    RETURNING id, payload_day
+      FROM old WHERE i.id = old.id
+    RETURNING i.id, i.payload_day
+  ), stale AS (
+    DELETE FROM webhook_inbox_payloads wp USING old
+     WHERE wp.day = old.payload_day AND wp.inbox_id = old.id AND old.payload_day <> ${PAYLOAD_TODAY}
   ), payload AS (
     INSERT INTO webhook_inbox_payloads (day, inbox_id, payload, payload_sealed, payload_key_id)
     SELECT t.payload_day, t.id, $6::jsonb, $7::bytea, $8 FROM taken t
@@ -362,17 +372,23 @@ export const TAKE_OVER_IGNORED = `
 /**
  * Which of the identities ($1 scopes, $2 ids, $3 identity_at keys, pairwise) are in the inbox:
  * one probe of a unique index each, the keys with a time and the NULL ones apart (`IS NOT
- * DISTINCT FROM` would not use the index).
+ * DISTINCT FROM` would not use the index). With endpoint $4, a row another endpoint stored
+ * `ignored` that $4's own copy may take over (TAKE_OVER_IGNORED) does not count: reconciliation
+ * brings that copy in.
  */
 export const EXISTING_IDENTITIES = `
-  SELECT i.source_scope, i.event_id
-    FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS v(source_scope, event_id, identity_at)
-    JOIN webhook_inbox i ON i.identity_at = v.identity_at AND i.source_scope = v.source_scope AND i.event_id = v.event_id
-  UNION ALL
-  SELECT i.source_scope, i.event_id
-    FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS v(source_scope, event_id, identity_at)
-    JOIN webhook_inbox i ON i.identity_at IS NULL AND v.identity_at IS NULL
-                        AND i.source_scope = v.source_scope AND i.event_id = v.event_id`;
+  SELECT source_scope, event_id FROM (
+    SELECT i.source_scope, i.event_id, i.status, i.status_reason, i.endpoint_id
+      FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS v(source_scope, event_id, identity_at)
+      JOIN webhook_inbox i ON i.identity_at = v.identity_at AND i.source_scope = v.source_scope AND i.event_id = v.event_id
+    UNION ALL
+    SELECT i.source_scope, i.event_id, i.status, i.status_reason, i.endpoint_id
+      FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS v(source_scope, event_id, identity_at)
+      JOIN webhook_inbox i ON i.identity_at IS NULL AND v.identity_at IS NULL
+                          AND i.source_scope = v.source_scope AND i.event_id = v.event_id
+  ) found
+   WHERE $4::text IS NULL
+      OR NOT (status = 'ignored' AND status_reason IN ('event_type_not_accepted', 'unexpected_source') AND endpoint_id <> $4::text)`;
 
 // ---- Retention (maintenance role). Each is one bounded autocommit batch. ----
 

@@ -262,12 +262,14 @@ export class InboxRepository {
   }
 
   /** The identities among `ids` the inbox already holds, as identity() keys. */
-  async existing(ids: EventIdentity[]): Promise<Set<string>> {
+  /** `takeableBy`: an endpoint whose own copy may take over rows others stored `ignored` (those do not count). */
+  async existing(ids: EventIdentity[], takeableBy?: string): Promise<Set<string>> {
     const mode = await this.identityKeys.current();
     const rows: { source_scope: string; event_id: string }[] = await this.dataSource.query(EXISTING_IDENTITIES, [
       ids.map((i) => i.sourceScope),
       ids.map((i) => i.eventId),
       ids.map((i) => IdentityKeys.keyOf(mode, i.occurredAt)),
+      takeableBy ?? null,
     ]);
     return new Set(rows.map((r) => identity({ sourceScope: r.source_scope, eventId: r.event_id })));
   }
@@ -302,21 +304,30 @@ export class InboxRepository {
     return rows[0].n;
   }
 
-  /** TAKE_OVER_IGNORED: whether `request`'s copy took over the ignored row `id`. */
+  /**
+   * TAKE_OVER_IGNORED: whether `request`'s copy took over the ignored row `id`. A transaction of its
+   * own, answered as an accept is: its lock waited for 2 s at most, and its commit checked like the
+   * accept's (a webhook answered 200 must find the row pending after a failover).
+   */
   async takeOverIgnored(request: AcceptRequest, id: string): Promise<boolean> {
     const stored = this.payloads.store(request.sourceScope, request.eventId, request.payloadJson);
-    const taken = async () =>
-      (await this.dataSource.query(TAKE_OVER_IGNORED, [
-        id,
-        request.endpointId,
-        JSON.stringify(request.sourceFacts),
-        request.verifiedWith,
-        request.payloadSha256,
-        stored.payload,
-        stored.payload_sealed,
-        stored.payload_key_id,
-        request.traceContext ?? null,
-      ])) as { id: string }[];
+    const values = [
+      id,
+      request.endpointId,
+      JSON.stringify(request.sourceFacts),
+      request.verifiedWith,
+      request.payloadSha256,
+      stored.payload,
+      stored.payload_sealed,
+      stored.payload_key_id,
+      request.traceContext ?? null,
+      request.eventType,
+    ];
+    const taken = () =>
+      runInTransaction(this.dataSource, async (uow): Promise<{ id: string }[]> => {
+        await uow.query(`SELECT set_config('lock_timeout', '2s', true)`);
+        return uow.query(TAKE_OVER_IGNORED, values);
+      });
     const rows = await taken().catch(async (error: unknown) => {
       if (!isMissingPartition(error)) throw error;
       await this.dataSource.query(`SELECT webhook_inbox_payload_day(${PAYLOAD_TODAY})`);

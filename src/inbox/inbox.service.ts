@@ -100,9 +100,10 @@ export class InboxService {
   }
 
   /** Per identity of `ids`, whether the inbox already holds it (reconciliation skips those). */
-  async present(ids: EventIdentity[]): Promise<boolean[]> {
+  /** Whether each identity is stored; with `takeableBy`, not counting rows that endpoint's own copy would take over. */
+  async present(ids: EventIdentity[], takeableBy?: string): Promise<boolean[]> {
     if (ids.length === 0) return [];
-    const known = await this.repository.existing(ids);
+    const known = await this.repository.existing(ids, takeableBy);
     return ids.map((i) => known.has(identity(i)));
   }
 

@@ -244,7 +244,7 @@ export class IngestionService {
         status: ignoredReason ? 'ignored' : 'pending',
         statusReason: ignoredReason,
         traceContext: span ? traceparentOf(span) : null,
-        takesOverIgnored: this.providers.get(endpoint.provider).namespaceSpansEndpoints,
+        takesOverIgnored: this.takesOverIgnored(endpoint),
       });
     } catch (error) {
       if (isInvalidData(error)) throw new BadRequestError('unsupported_json', 'the JSON body cannot be stored');
@@ -282,6 +282,11 @@ export class IngestionService {
       scopes.map((sourceScope) => ({ sourceScope, eventId: event.eventId, occurredAt: event.occurredAt })),
     );
     return scopes.find((_, i) => present[i]);
+  }
+
+  /** Whether this endpoint's copies take over rows another endpoint of the tenant stored ignored (WebhookProvider.namespaceSpansEndpoints). */
+  takesOverIgnored(endpoint: EndpointConfig): boolean {
+    return this.providers.get(endpoint.provider).namespaceSpansEndpoints === true;
   }
 
   /** The scopes earlier versions stored this endpoint's events under (WebhookProvider.formerNamespaces). */

@@ -70,13 +70,15 @@ export class OutboxRepository {
    * `budgets`: how many entries each destination may take this round; `scan`: rows looked at per destination.
    */
   async claim(relayId: string, now: Date, leaseMs: number, budgets: Map<string, number>, scan: number): Promise<Claim> {
-    const rows = await queryPrepared<ClaimedRow>(
-      this.dataSource,
-      'outbox_claim',
-      CLAIM_OUTBOX,
-      [now, relayId, leaseMs, [...budgets.keys()], [...budgets.values()], scan, HOLD_RECHECK_MS],
-      true,
-    );
+    const rows = await queryPrepared<ClaimedRow>(this.dataSource, 'outbox_claim', CLAIM_OUTBOX, [
+      now,
+      relayId,
+      leaseMs,
+      [...budgets.keys()],
+      [...budgets.values()],
+      scan,
+      HOLD_RECHECK_MS,
+    ]);
     const claim: Claim = { entries: [], held: [] };
     for (const r of rows) {
       if (r.held) {

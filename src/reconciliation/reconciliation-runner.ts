@@ -168,7 +168,11 @@ export class ReconciliationRunner {
     });
     const valid = identified.filter((x) => x.id !== undefined);
     this.metrics.event(endpoint.id, 'invalid', identified.length - valid.length);
-    const present = await this.inbox.present(valid.map((x) => x.id!));
+    // A row another endpoint of the tenant stored ignored is not this endpoint's copy: its copy takes it over.
+    const present = await this.inbox.present(
+      valid.map((x) => x.id!),
+      this.ingestion.takesOverIgnored(endpoint) ? endpoint.id : undefined,
+    );
     const missing = valid.filter((_, i) => !present[i]);
     this.metrics.event(endpoint.id, 'present', valid.length - missing.length);
     const page: PageOutcome = { found: missing.length, accepted: 0, outcomes: {} };

@@ -256,6 +256,26 @@ describe('reconciliation: Stripe events that never arrived', () => {
     expect(await lastSuccess()).toBeGreaterThan(scheduled);
   });
 
+  it('an event another endpoint of the tenant stored ignored for its type is brought in by this endpoint, taking the row over', async () => {
+    t.clock.advance(61_000);
+    await createOrder(t, 'r-took', 700, 'eur');
+    stripe.addPayment('pi_r-took', { amount: 700, currency: 'eur', orderId: 'r-took' });
+    const event = stripe.addEvent(succeededEvent('r-took', 700, 60), { deliveryFailed: true });
+    // Only another endpoint's copy arrived (one that ignores the type), as that endpoint's row.
+    expect((await postWebhook(t, event)).body).toMatchObject({ status: 'accepted' });
+    await db.query(
+      `UPDATE webhook_inbox SET status = 'ignored', status_reason = 'event_type_not_accepted', endpoint_id = 'stripe-billing',
+              completed_at = now(), locked_by = NULL, locked_until = NULL WHERE event_id = $1`,
+      [event.id],
+    );
+    expect(await reconcile(t)).toBe(1);
+    expect(await lastRun(db)).toMatchObject({ status: 'succeeded', accepted: 1 });
+    await waitFor('the order paid', async () => (await db.query(`SELECT status FROM orders WHERE id = 'r-took'`))[0].status === 'paid');
+    expect(await db.query(`SELECT endpoint_id, status FROM webhook_inbox WHERE event_id = $1`, [event.id])).toEqual([
+      { endpoint_id: 'stripe-acme', status: 'done' },
+    ]);
+  });
+
   it('an empty page that says there is more fails the run and leaves the cursor', async () => {
     t.clock.advance(61_000);
     const [{ cursor_at: before }] = await db.query(`SELECT cursor_at FROM reconciliation_cursors WHERE endpoint_id = 'stripe-acme'`);

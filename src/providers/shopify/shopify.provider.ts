@@ -22,8 +22,8 @@ import {
  * `formerNamespaces`, whether or not the endpoint has `expect` now. A copy one
  * endpoint ignores for its type is taken over by another's (namespaceSpansEndpoints).
  */
-/** A shop's domain as Shopify names it (`acme.myshopify.com`). */
-const SHOP_DOMAIN = /^[A-Za-z0-9.-]{1,255}$/;
+/** A shop's domain as Shopify names it (`acme.myshopify.com`): never another endpoint's fallback namespace. */
+const SHOP_DOMAIN = /^[A-Za-z0-9][A-Za-z0-9-]{0,100}\.myshopify\.com$/;
 
 @WebhookProviderFor('shopify')
 export class ShopifyProvider implements WebhookProvider {
