@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
 import request from 'supertest';
 import { createDataSource, runMigrations } from '../../src/database/data-source';
 import { InboxWorker } from '../../src/inbox/inbox-worker';
@@ -16,6 +15,7 @@ import {
   createOrder,
   drain,
   ENDPOINTS,
+  forgetWithRowHeldAtCarry,
   inboxRow,
   orderRow,
   paymentIntentEvent,
@@ -139,33 +139,15 @@ describe('payload days', () => {
     const row = await inboxRow(db, event.id as string);
     const [old] = await db.query(`SELECT to_char(payload_day, 'YYYY-MM-DD') AS day FROM webhook_inbox WHERE id = $1`, [row.id]);
 
-    // After the day's open rows were counted (none) and before its detach, an operator replays the
-    // event; as the carry from the detached day runs, someone (a claim, an outcome) holds the row.
-    const days = t.app.get(PayloadDays);
-    const holder = new Client({ connectionString: db.url });
-    await holder.connect();
-    const detach = (days as unknown as { detach: (...args: unknown[]) => Promise<boolean> }).detach.bind(days);
-    jest.spyOn(days as never, 'detach').mockImplementationOnce((async (...args: unknown[]) => {
-      expect((await request(t.url).post(`/admin/inbox/${row.id}/replay`).set(op).send({ reason: 'race' })).status).toBe(200);
-      const detached = await detach(...args);
-      await holder.query('BEGIN');
-      await holder.query('SELECT 1 FROM webhook_inbox WHERE id = $1 FOR UPDATE', [row.id]);
-      return detached;
-    }) as never);
-    try {
-      const first = await days.forgetBefore(await today(db), 1000);
-      expect(first).toMatchObject({ dropped: [], deferred: [old.day] });
-    } finally {
-      await holder.query('ROLLBACK');
-      await holder.end();
-    }
+    const first = await forgetWithRowHeldAtCarry(t, db, row.id);
+    expect(first).toMatchObject({ dropped: [], deferred: [old.day] });
     // Its payload, in the detached day, is still sealed with k1: the key may not leave the ring yet.
     const keys = t.app.get(InboxRepository);
     expect(await keys.payloadKeysInUse()).toEqual(['k1']);
     expect(await keys.payloadRowsByKey()).toEqual([{ keyId: 'k1', rows: 1 }]);
     expect(await keys.payloadRowsOf('k1')).toBe(1);
     // The next run carries it from the detached day, then drops the day.
-    const second = await days.forgetBefore(undefined, 1000);
+    const second = await t.app.get(PayloadDays).forgetBefore(undefined, 1000);
     expect(second).toMatchObject({ dropped: [old.day], carried: 1 });
     expect(await db.query(`SELECT to_regclass('webhook_inbox_payloads_' || replace($1, '-', '')) AS t`, [old.day])).toEqual([{ t: null }]);
     await drain(t);

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
 import request from 'supertest';
 import { InboxRepository } from '../../src/inbox/inbox.repository';
 import { PayloadDays } from '../../src/inbox/payload-days';
@@ -8,7 +7,17 @@ import { PayloadReencryptionService } from '../../src/retention/payload-reencryp
 import { RetentionService } from '../../src/retention/retention.service';
 import { OPERATOR_TOKEN, startTestApp, TestApp, useTestApp } from '../support/test-app';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
-import { ageInbox, drain, ENDPOINTS, inboxRow, paymentIntentEvent, postStripe, TENANT } from './worker-fixtures';
+import {
+  ageInbox,
+  databaseToday,
+  drain,
+  ENDPOINTS,
+  forgetWithRowHeldAtCarry,
+  inboxRow,
+  paymentIntentEvent,
+  postStripe,
+  TENANT,
+} from './worker-fixtures';
 
 /**
  * A payload lives in its day's partition apart from its row (issue 38): it must go with its
@@ -16,7 +25,6 @@ import { ageInbox, drain, ENDPOINTS, inboxRow, paymentIntentEvent, postStripe, T
  * it was before an erasure. Each test failed before its fix (found by an adversarial review).
  */
 const op = { Authorization: `Bearer ${OPERATOR_TOKEN}` };
-const today = async (db: TestDatabase) => (await db.query(`SELECT to_char((now() AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS d`))[0].d;
 /** Payload rows (in any attached day, whether or not their inbox row still exists) holding `address`, clear payloads. */
 const payloadsHolding = async (db: TestDatabase, address: string) =>
   (await db.query(`SELECT count(*)::int AS n FROM webhook_inbox_payloads WHERE payload::text ILIKE $1`, [`%${address}%`]))[0].n;
@@ -141,25 +149,8 @@ describe('erasure against a day being forgotten', () => {
     await ageInbox(db, 9);
     const row = await inboxRow(db, event.id as string);
 
-    // As in payload-days.e2e-spec: replayed before the detach, held by someone at the carry after it.
-    const days = t.app.get(PayloadDays);
-    const holder = new Client({ connectionString: db.url });
-    await holder.connect();
-    const detach = (days as unknown as { detach: (...args: unknown[]) => Promise<boolean> }).detach.bind(days);
-    jest.spyOn(days as never, 'detach').mockImplementationOnce((async (...args: unknown[]) => {
-      expect((await request(t.url).post(`/admin/inbox/${row.id}/replay`).set(op).send({ reason: 'race' })).status).toBe(200);
-      const detached = await detach(...args);
-      await holder.query('BEGIN');
-      await holder.query('SELECT 1 FROM webhook_inbox WHERE id = $1 FOR UPDATE', [row.id]);
-      return detached;
-    }) as never);
-    try {
-      const first = await days.forgetBefore(await today(db), 1000);
-      expect(first.deferred.length).toBe(1);
-    } finally {
-      await holder.query('ROLLBACK');
-      await holder.end();
-    }
+    const first = await forgetWithRowHeldAtCarry(t, db, row.id);
+    expect(first.deferred.length).toBe(1);
     expect((await inboxRow(db, event.id as string)).status).toBe('pending');
 
     // The customer's erasure, now: it cannot reach that payload, and says so.
@@ -167,7 +158,7 @@ describe('erasure against a day being forgotten', () => {
     expect(erased.status).toBe(200);
     expect(erased.body).toMatchObject({ complete: false, unreadable: [{ id: String(row.id), reason: 'payload_day_being_forgotten' }] });
     // The next run carries it; the erasure run again redacts it.
-    await days.forgetBefore(undefined, 1000);
+    await t.app.get(PayloadDays).forgetBefore(undefined, 1000);
     const again = await request(t.url).post('/admin/erasure').set(op).send({ email: address, reason: 'GDPR' });
     expect(again.body).toMatchObject({ complete: true, payloadsRedacted: 1 });
     const after = await inboxRow(db, event.id as string);
@@ -226,7 +217,7 @@ describe('erasure racing the carry of a day', () => {
     expect(erased.body).toMatchObject({ payloadsRedacted: 1, complete: true });
     expect(erasedAt).toBeLessThan(carriedAt);
     // Forgetting the old day now (nothing open is left in it) drops the redacted copy.
-    const forgotten = await days.forgetBefore(await today(db), 1000);
+    const forgotten = await days.forgetBefore(await databaseToday(db), 1000);
     expect(forgotten.dropped).toContain(old.day);
     const after = await inboxRow(db, event.id as string);
     expect(after.has_payload).toBe(true);

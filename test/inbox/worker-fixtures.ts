@@ -1,8 +1,10 @@
+import { Client } from 'pg';
 import request from 'supertest';
 import { InboxWorker } from '../../src/inbox/inbox-worker';
+import { ForgottenDays, PayloadDays } from '../../src/inbox/payload-days';
 import { OrdersService } from '../../src/orders/orders.service';
 import { signStripe } from '../support/signers';
-import { TestApp } from '../support/test-app';
+import { OPERATOR_TOKEN, TestApp } from '../support/test-app';
 import { TestDatabase } from '../support/test-database';
 
 export const STRIPE_SECRET = 'whsec_worker_tests_0123456789';
@@ -178,4 +180,39 @@ export async function burst(
        FROM generate_series(1, $3::int) g`,
     [tenant, prefix, count, endpoint],
   );
+}
+
+/** Today's UTC day by the database's clock, as `YYYY-MM-DD`. */
+export async function databaseToday(db: TestDatabase): Promise<string> {
+  return (await db.query(`SELECT to_char((now() AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS d`))[0].d;
+}
+
+/**
+ * Forgets every payload day before today while row `rowId` (settled, its day past the window)
+ * races it: after the day's open rows were counted and before its detach, an operator replays the
+ * row; as the carry from the detached day runs, someone (a claim, an outcome) holds it. The day
+ * is left detached, the row pointing at it, until the next run. Resolves with the run's result.
+ */
+export async function forgetWithRowHeldAtCarry(t: TestApp, db: TestDatabase, rowId: string): Promise<ForgottenDays> {
+  const days = t.app.get(PayloadDays);
+  const holder = new Client({ connectionString: db.url });
+  await holder.connect();
+  const detach = (days as unknown as { detach: (...args: unknown[]) => Promise<boolean> }).detach.bind(days);
+  jest.spyOn(days as never, 'detach').mockImplementationOnce((async (...args: unknown[]) => {
+    const replayed = await request(t.url)
+      .post(`/admin/inbox/${rowId}/replay`)
+      .set({ Authorization: `Bearer ${OPERATOR_TOKEN}` })
+      .send({ reason: 'race' });
+    expect(replayed.status).toBe(200);
+    const detached = await detach(...args);
+    await holder.query('BEGIN');
+    await holder.query('SELECT 1 FROM webhook_inbox WHERE id = $1 FOR UPDATE', [rowId]);
+    return detached;
+  }) as never);
+  try {
+    return await days.forgetBefore(await databaseToday(db), 1000);
+  } finally {
+    await holder.query('ROLLBACK');
+    await holder.end();
+  }
 }
