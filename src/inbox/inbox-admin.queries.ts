@@ -181,15 +181,22 @@ export function erasureDetachedScan(day: string): string {
    WHERE i.payload_day = $1::date AND i.status IN ${OPEN_STATUSES} AND ($2::text[] IS NULL OR i.tenant_id = ANY($2::text[]))`;
 }
 
-/** The rows $1 an erasure changes, locked in key order, with their payload (in their day, one probe each, or legacy in the row). */
-export const ERASURE_LOCK = `
+/** The rows $1 an erasure changes, locked in key order (ERASURE_READ then reads them). */
+export const ERASURE_LOCK = `SELECT id FROM webhook_inbox WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`;
+
+/**
+ * The rows $1, locked by ERASURE_LOCK, with their payload (in their day, one probe each, or legacy
+ * in the row). A statement of its own, after the lock: an erasure that held a row until then (its
+ * payload already redacted, the row itself unchanged) is read as it left it, not as this
+ * transaction's first snapshot saw it, which would write the other customer's address back.
+ */
+export const ERASURE_READ = `
   SELECT i.id, i.tenant_id, i.status, i.source_scope, i.event_id, i.payload_day::text AS day,
          coalesce(wp.payload, i.payload)::text AS payload_text, coalesce(wp.payload_sealed, i.payload_sealed) AS payload_sealed,
          coalesce(wp.payload_key_id, i.payload_key_id) AS payload_key_id
     FROM webhook_inbox i LEFT JOIN LATERAL (SELECT wp.* FROM ${dayPayloadOf('i')} LIMIT 1) wp ON true
    WHERE i.id = ANY($1::bigint[]) AND (${PAYLOAD_STORED.replace(/payload/g, 'i.payload')} OR wp.inbox_id IS NOT NULL)
-   ORDER BY i.id
-     FOR UPDATE OF i`;
+   ORDER BY i.id`;
 
 /**
  * Purges the payloads of the settled rows $1 (clear or sealed), in the row (legacy) and in

@@ -25,6 +25,7 @@ import {
   ATTEMPTS_OF_EVENT,
   ERASE_PAYLOADS,
   ERASURE_LOCK,
+  ERASURE_READ,
   ERASURE_DAY_SCAN,
   erasureDetachedScan,
   ERASURE_SCAN,
@@ -247,7 +248,8 @@ export class InboxAdminRepository {
   async erasePayloads(tx: UnitOfWork, ids: string[], eraser: PayloadEraser): Promise<PayloadErasure> {
     const result: PayloadErasure = { purged: [], redacted: [], unreadable: [] };
     if (ids.length === 0) return result;
-    const rows: ErasureRow[] = await tx.query(ERASURE_LOCK, [ids]);
+    await tx.query(ERASURE_LOCK, [ids]);
+    const rows: ErasureRow[] = await tx.query(ERASURE_READ, [ids]);
     const settled: string[] = [];
     const redacted: { id: string; day: string | null; stored: StoredPayload }[] = [];
     for (const row of rows) {

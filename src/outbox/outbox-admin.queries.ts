@@ -12,7 +12,10 @@ export const ADMIN_OUTBOX_COLUMNS = `id, operation_key, destination, operation_t
   next_attempt_at, locked_by, locked_until, last_error, last_status_code, outcome_unknown, source_event_id,
   created_at, delivered_at, aggregate, aggregate_seq, ${HELD_BY('outbox')} AS held_by`;
 
-export const ADMIN_OUTBOX_LOCK = `SELECT status, last_error = 'erased' AS erased FROM outbox WHERE ${ROW_IN_SCOPE} FOR UPDATE`;
+/** `erased`: an e-mail whose recipient an erasure blanked, whatever became of it since (a later outcome may have overwritten last_error). */
+export const ADMIN_OUTBOX_LOCK = `
+  SELECT status, (last_error = 'erased' OR (destination = 'email' AND payload->>'to' = '')) AS erased
+    FROM outbox WHERE ${ROW_IN_SCOPE} FOR UPDATE`;
 
 /**
  * Back to pending under the same operation key with a fresh attempt budget.

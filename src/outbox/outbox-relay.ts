@@ -424,8 +424,10 @@ export class OutboxRelay implements RelayIntake {
       if (typeof result === 'string') return this.deferred(entry, result);
       return Object.assign(this.outcome(entry, result), facts);
     } catch (error) {
-      // A destination bug must not stall the batch; the entry stays uncertain.
-      const result = { kind: 'retry' as const, error: `destination error: ${(error as Error).message}`, outcomeUnknown: true };
+      // A destination bug, or a request past its timeout that ignored the abort: the batch goes on,
+      // the entry stays uncertain, and the circuit counts it as the destination down, as a timeout.
+      const result = { kind: 'retry' as const, error: `destination error: ${(error as Error).message}`, outcomeUnknown: true, down: true };
+      watch.see(result, this.clock.now().getTime());
       return Object.assign(this.outcome(entry, result), facts);
     } finally {
       if (this.starved.has(entry.destination) && this.room(entry.destination) > 0) {
