@@ -258,22 +258,27 @@ describe('reconciliation: Stripe events that never arrived', () => {
 
   it('an event another endpoint of the tenant stored ignored for its type is brought in by this endpoint, taking the row over', async () => {
     t.clock.advance(61_000);
-    await createOrder(t, 'r-took', 700, 'eur');
     stripe.addPayment('pi_r-took', { amount: 700, currency: 'eur', orderId: 'r-took' });
     const event = stripe.addEvent(succeededEvent('r-took', 700, 60), { deliveryFailed: true });
-    // Only another endpoint's copy arrived (one that ignores the type), as that endpoint's row.
+    // Only another endpoint's copy arrived (one that ignores the type), as that endpoint's row. The
+    // order does not exist yet, so whatever the worker made of this copy meanwhile paid nothing.
     expect((await postWebhook(t, event)).body).toMatchObject({ status: 'accepted' });
     await db.query(
       `UPDATE webhook_inbox SET status = 'ignored', status_reason = 'event_type_not_accepted', endpoint_id = 'stripe-billing',
               completed_at = now(), locked_by = NULL, locked_until = NULL WHERE event_id = $1`,
       [event.id],
     );
+    await createOrder(t, 'r-took', 700, 'eur');
     expect(await reconcile(t)).toBe(1);
     expect(await lastRun(db)).toMatchObject({ status: 'succeeded', accepted: 1 });
-    await waitFor('the order paid', async () => (await db.query(`SELECT status FROM orders WHERE id = 'r-took'`))[0].status === 'paid');
-    expect(await db.query(`SELECT endpoint_id, status FROM webhook_inbox WHERE event_id = $1`, [event.id])).toEqual([
-      { endpoint_id: 'stripe-acme', status: 'done' },
+    await waitFor(
+      'the event done',
+      async () => (await db.query(`SELECT status FROM webhook_inbox WHERE event_id = $1`, [event.id]))[0].status === 'done',
+    );
+    expect(await db.query(`SELECT endpoint_id FROM webhook_inbox WHERE event_id = $1`, [event.id])).toEqual([
+      { endpoint_id: 'stripe-acme' },
     ]);
+    expect(await db.query(`SELECT status FROM orders WHERE id = 'r-took'`)).toEqual([{ status: 'paid' }]);
   });
 
   it('an empty page that says there is more fails the run and leaves the cursor', async () => {
