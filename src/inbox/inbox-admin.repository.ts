@@ -199,26 +199,26 @@ export class InboxAdminRepository {
   ): Promise<{ matched: { id: string; settled: boolean }[]; unreadable: UnreadablePayload[]; lastId: string | null }> {
     // Legacy rows first (the cursor an inbox id), then the days' payloads (the cursor `day/inbox id`).
     let rows: ErasureRow[] = [];
+    const unreadable: UnreadablePayload[] = [];
     if (!afterId.includes('/')) {
       rows = await this.dataSource.query(ERASURE_SCAN, [afterId, limit, tenants]);
       if (rows.length === 0) afterId = DAY_SCAN_START;
     }
+    // Payloads waiting in a detached day (a row held at the carry) are read before the day scan
+    // starts, and again after it ends: one carried to today behind the scan's cursor was in the
+    // detached day at the start; one detached during the scan is there at the end.
+    if (afterId === DAY_SCAN_START) unreadable.push(...(await this.inDetachedDays(eraser, tenants)));
     if (afterId.includes('/')) {
       const [day, id] = afterId.split('/');
       rows = await this.dataSource.query(ERASURE_DAY_SCAN, [day, limit, tenants, id]);
     }
     const matched: { id: string; settled: boolean }[] = [];
-    const unreadable: UnreadablePayload[] = [];
     for (const row of rows) {
       const verdict = this.tryOn(row, (payload) => eraser.matches({ tenantId: row.tenant_id, settled: isSettled(row), payload }));
       if (!verdict.ok) unreadable.push(verdict.unreadable);
       else if (verdict.value) matched.push({ id: String(row.id), settled: isSettled(row) });
     }
-    // At the day phase's start and at its end: a row that waits in a detached day at the start may be
-    // carried to today behind the scan's cursor; one detached during the scan is still there at the end.
-    if (afterId === DAY_SCAN_START || (afterId.includes('/') && rows.length < limit)) {
-      unreadable.push(...(await this.inDetachedDays(eraser, tenants)));
-    }
+    if (afterId.includes('/') && rows.length < limit) unreadable.push(...(await this.inDetachedDays(eraser, tenants)));
     const last = rows[rows.length - 1];
     return { matched, unreadable, lastId: !last ? null : last.day != null ? `${last.day}/${last.id}` : String(last.id) };
   }

@@ -53,7 +53,9 @@ export class InboxService {
     }
     if (result instanceof Error) throw result;
     if (result.outcome === 'duplicate' && result.status === 'ignored' && request.takesOverIgnored && request.status === 'pending') {
-      if (await this.repository.takeOverIgnored(request, result.id)) result = { ...result, outcome: 'accepted', status: 'pending' };
+      if (await this.repository.takeOverIgnored(request, result.id)) {
+        result = { ...result, outcome: 'accepted', status: 'pending', digestConflict: false };
+      }
     }
     // Wake a worker now rather than at the next poll (throttled, best effort); one this instance's worker holds needs none.
     if (result.outcome === 'accepted' && result.status === 'pending') this.notifications.notify(INBOX_CHANNEL);

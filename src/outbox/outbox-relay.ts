@@ -424,10 +424,18 @@ export class OutboxRelay implements RelayIntake {
       if (typeof result === 'string') return this.deferred(entry, result);
       return Object.assign(this.outcome(entry, result), facts);
     } catch (error) {
-      // A destination bug, or a request past its timeout that ignored the abort: the batch goes on,
-      // the entry stays uncertain, and the circuit counts it as the destination down, as a timeout.
-      const result = { kind: 'retry' as const, error: `destination error: ${(error as Error).message}`, outcomeUnknown: true, down: true };
-      watch.see(result, this.clock.now().getTime());
+      // A destination bug must not stall the batch; the entry stays uncertain. A request past its
+      // timeout that ignored the abort (withTimeout's TimeoutError) is the destination not answering:
+      // down for the circuit, as an HTTP timeout is. Any other exception is not: one tenant's
+      // malformed entries must not open the destination's circuit for every tenant.
+      const timedOut = error instanceof DOMException && error.name === 'TimeoutError';
+      const result = {
+        kind: 'retry' as const,
+        error: `destination error: ${(error as Error).message}`,
+        outcomeUnknown: true,
+        down: timedOut,
+      };
+      if (timedOut) watch.see(result, this.clock.now().getTime());
       return Object.assign(this.outcome(entry, result), facts);
     } finally {
       if (this.starved.has(entry.destination) && this.room(entry.destination) > 0) {

@@ -265,10 +265,12 @@ function pruneOldestCreated(where: string): string {
 
 /**
  * Blanks the recipient of the e-mail entries among operation keys $1 (unique index
- * outbox_operation_key); one not delivered becomes `dead` with last_error 'erased' (a dead
- * one too), so no later attempt or operator's retry sends it. One a relay holds right now
- * (`delivering`) loses its lease, so its outcome is not recorded; a request that relay has
- * already started, or starts from the copy it claimed, still goes out (operations.md).
+ * outbox_operation_key); one not sent yet becomes `dead` with last_error 'erased' (a dead
+ * one too), so no later attempt or operator's retry sends it (the retry is refused from the
+ * blank recipient, ADMIN_OUTBOX_LOCK). One a relay holds right now (`delivering`) keeps its
+ * lease: its outcome and history are recorded as they happen, and a later attempt finds no
+ * recipient. The request that relay has started, or starts from the copy it claimed, still
+ * goes out (operations.md).
  * Returns every entry of the keys, e-mail or not, with its source event: the inbox payloads
  * behind them are erased too.
  */
@@ -278,11 +280,8 @@ export const ERASE_RECIPIENTS = `
   ), blanked AS (
     UPDATE outbox o
        SET payload = jsonb_set(o.payload, '{to}', '""'),
-           status = CASE WHEN o.status IN ('pending', 'unresolved', 'delivering') THEN 'dead' ELSE o.status END,
-           last_error = CASE WHEN o.status <> 'delivered' THEN 'erased' ELSE o.last_error END,
-           -- One in flight loses its lease: its relay's outcome is not recorded over the erasure.
-           locked_by = CASE WHEN o.status = 'delivering' THEN NULL ELSE o.locked_by END,
-           locked_until = CASE WHEN o.status = 'delivering' THEN NULL ELSE o.locked_until END
+           status = CASE WHEN o.status IN ('pending', 'unresolved') THEN 'dead' ELSE o.status END,
+           last_error = CASE WHEN o.status IN ('pending', 'unresolved', 'dead') THEN 'erased' ELSE o.last_error END
       FROM entries e
      WHERE o.id = e.id AND e.destination = 'email' AND o.payload ? 'to'
     RETURNING o.id

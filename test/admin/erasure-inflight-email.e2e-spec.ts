@@ -46,7 +46,7 @@ describe('erasure of an e-mail entry in flight', () => {
 
     const retry = await request(t.url).post(`/admin/outbox/${after.id}/retry`).set(op).send({ reason: 'send it again' });
     expect([retry.status, retry.body.reason]).toEqual([409, 'recipient_erased']);
-    // The in-flight attempt's outcome was not recorded over the erasure.
-    expect(after).toMatchObject({ status: 'dead', last_error: 'erased' });
+    // The in-flight attempt's outcome was recorded, in its history too: what happened to it is on record.
+    expect(after).toMatchObject({ status: 'dead', last_status_code: 400 });
   });
 });
