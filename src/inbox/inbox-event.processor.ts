@@ -288,8 +288,13 @@ export class InboxEventProcessor {
   private async apply(event: InboxEvent, tx: UnitOfWork): Promise<Settled> {
     // The acceptance decision again, on the current configuration: however the row became pending
     // (a replay, an older version, a hand-written UPDATE), what its endpoint refuses reaches no handler.
+    // Never settled as ignored here: the row was accepted, maybe by an instance whose endpoints file
+    // is newer than this one's (a rolling deploy). An endpoint this instance does not know is retried,
+    // for an instance that knows it; a refusal is quarantined with its reason, for an operator to
+    // replay once every instance agrees (a replay checks the endpoint's configuration then).
     const refusal = processingRefusal(this.config.endpoints, event);
-    if (refusal) return { status: 'ignored', reason: refusal };
+    if (refusal === 'endpoint_not_configured') throw new TransientError('endpoint_not_configured on this instance');
+    if (refusal) return { status: 'quarantined', reason: refusal };
     // Only a reclaimed lease gets here at the limit: its workers kept dying on it.
     if (event.attempts >= this.config.worker.maxAttempts) return { status: 'quarantined', reason: 'max_attempts' };
     if (event.unreadable?.reason === 'payload_key_unknown' || event.unreadable?.reason === 'payload_moving') {

@@ -80,7 +80,7 @@ describe('replay never undoes an acceptance decision', () => {
     expect(audit[1].details).toMatchObject({ refused: { source_not_accepted: 1 } });
   });
 
-  it('the worker re-runs the acceptance decision: a row made pending some other way goes back to ignored, not to a handler', async () => {
+  it('the worker re-runs the acceptance decision: a row made pending some other way is quarantined with its reason, not handled', async () => {
     await createOrder(t, 'o-forced');
     const evil = await deliver({
       ...paymentIntentEvent('payment_intent.succeeded', { orderId: 'o-forced', id: 'evt_forced' }),
@@ -89,9 +89,12 @@ describe('replay never undoes an acceptance decision', () => {
     // As an older version's replay (or a hand-written UPDATE) would leave it.
     await db.query(`UPDATE webhook_inbox SET status = 'pending', status_reason = NULL, completed_at = NULL WHERE id = $1`, [evil.id]);
     await drain(t);
-    expect(await inboxRow(db, 'evt_forced')).toMatchObject({ status: 'ignored', status_reason: 'unexpected_source' });
+    // Quarantined, not settled: the instance that accepted it may have had a newer endpoints file.
+    expect(await inboxRow(db, 'evt_forced')).toMatchObject({ status: 'quarantined', status_reason: 'unexpected_source' });
     expect(await orderRow(db, 'o-forced')).toMatchObject({ status: 'awaiting_payment' });
     expect(await outboxRows(db, 'o-forced')).toEqual([]);
+    // Its replay is checked against the endpoint's configuration, which still refuses its sender.
+    expect((await replay(evil.id)).body).toMatchObject({ reason: 'source_not_accepted' });
   });
 
   it('a type outside eventTypes is replayable only once the current configuration accepts it', async () => {
@@ -108,7 +111,7 @@ describe('replay never undoes an acceptance decision', () => {
     await db.query(`UPDATE webhook_inbox SET status = 'pending' WHERE id = $1`, [canceled.id]);
     await drain(t);
     expect(await orderRow(db, 'o-cancel')).toMatchObject({ status: 'awaiting_payment' });
-    expect(await inboxRow(db, 'evt_cancel')).toMatchObject({ status: 'ignored', status_reason: 'event_type_not_accepted' });
+    expect(await inboxRow(db, 'evt_cancel')).toMatchObject({ status: 'quarantined', status_reason: 'event_type_not_accepted' });
 
     // A new configuration accepts the type: now the replay runs, and the worker applies it.
     const wider = await startTestApp({
