@@ -17,3 +17,6 @@ export function backoffDelayMs(attempt: number, policy: BackoffPolicy, random: (
   const ceiling = Math.min(policy.maxMs, policy.baseMs * 2 ** exponent);
   return Math.floor(random() * ceiling);
 }
+
+/** The longest a sender's Retry-After is honoured: a huge one must not park work for years (or overflow a Date). */
+export const MAX_RETRY_AFTER_MS = 24 * 3600_000;

@@ -1,4 +1,4 @@
-import { backoffDelayMs } from '../common/backoff';
+import { MAX_RETRY_AFTER_MS, backoffDelayMs } from '../common/backoff';
 import { RetryPolicy } from '../config/app-config';
 
 /**
@@ -21,7 +21,7 @@ export function parseRetryAfterMs(value: string | string[] | undefined, now: Dat
  * One that names none (0, or a date its clock already passed) gets the backoff: else
  * each answer costs an attempt with no wait, and its entries run out of attempts in seconds.
  */
-export const MAX_RETRY_AFTER_MS = 24 * 3600_000;
+export { MAX_RETRY_AFTER_MS };
 
 export function retryDelayMs(attempt: number, policy: RetryPolicy, retryAfterMs?: number, random?: () => number): number {
   // Bounded: a huge Retry-After must not park an entry for years (or overflow a Date).

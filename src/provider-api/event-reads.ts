@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { backoffDelayMs } from '../common/backoff';
+import { MAX_RETRY_AFTER_MS, backoffDelayMs } from '../common/backoff';
 import { Clock } from '../common/clock';
 import { APP_CONFIG, AppConfig, EndpointConfig } from '../config/app-config';
 import { ProviderUnavailableError } from './provider-api.errors';
@@ -100,8 +100,10 @@ export class EventReads {
     }
     const failures = (this.failures.get(keyId) ?? 0) + 1;
     this.failures.set(keyId, failures);
-    // Retry-After when the provider gave one, else capped backoff; never sooner than RETRY_BASE_MS.
-    const delay = Math.max(this.config.retry.baseMs, unavailable.retryAfterMs ?? backoffDelayMs(failures, this.config.retry));
+    // Retry-After when the provider gave one (a day at most, as the relay's), else capped backoff;
+    // never sooner than RETRY_BASE_MS.
+    const retryAfterMs = unavailable.retryAfterMs === undefined ? undefined : Math.min(unavailable.retryAfterMs, MAX_RETRY_AFTER_MS);
+    const delay = Math.max(this.config.retry.baseMs, retryAfterMs ?? backoffDelayMs(failures, this.config.retry));
     const until = new Date(this.clock.now().getTime() + delay);
     for (const [event, outcome] of outcomes) {
       if (outcome.kind === 'defer' && outcome.until.getTime() === 0) outcomes.set(event, { ...outcome, until });

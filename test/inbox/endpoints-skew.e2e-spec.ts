@@ -60,7 +60,10 @@ describe('a worker whose endpoints file is older than the instance that accepted
     const d = await startTestApp({ databaseUrl: db.url, endpoints: [old] }); // not yet replaced
     try {
       await createOrder(c, 'o-connect');
-      const event = { ...paymentIntentEvent('payment_intent.succeeded', { orderId: 'o-connect' }), account: 'acct_NEW' };
+      const event: Record<string, unknown> = {
+        ...paymentIntentEvent('payment_intent.succeeded', { orderId: 'o-connect' }),
+        account: 'acct_NEW',
+      };
       await postStripe(c, event, 'stripe-connect');
       expect(await inboxRow(db, event.id as string)).toMatchObject({ status: 'pending' });
 

@@ -17,18 +17,20 @@ export class StripeStateReader implements ProviderStateReader {
   ) {}
 
   subject(event: EventToConfirm): ReadSubject | undefined {
+    const object =
+      event.eventType === 'payment_intent.succeeded' ? 'payment_intent' : event.eventType === 'charge.refunded' ? 'charge' : undefined;
+    if (!object) return undefined;
+    // A body that names no object still gets its read, which finds nothing (read): the body alone
+    // never moves an order when the endpoint confirms (a refund's handler needs no charge id).
     const id = event.payload?.data?.object?.id;
-    // A body without an id is quarantined by its handler; there is nothing to read.
-    if (typeof id !== 'string' || id === '') return undefined;
-    if (event.eventType === 'payment_intent.succeeded') return { object: 'payment_intent', id };
-    if (event.eventType === 'charge.refunded') return { object: 'charge', id };
-    return undefined;
+    return { object, id: typeof id === 'string' ? id : '' };
   }
 
   async read(endpoint: EndpointConfig, event: EventToConfirm, subject: ReadSubject): Promise<ProviderReading> {
     const stripe = this.api.client(endpoint);
     const options = accountOption(event.payload?.account);
     const readAt = this.clock.now().toISOString();
+    if (subject.id === '') return { ...subject, found: false, readAt };
     try {
       if (subject.object === 'payment_intent') {
         const pi = await stripe.paymentIntents.retrieve(subject.id, {}, options);
