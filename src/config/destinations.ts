@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError } from './config.error';
+import { ConfigError, pathForMessage } from './config.error';
 
 type Env = Record<string, string | undefined>;
 
@@ -131,7 +131,7 @@ function readDestination(name: string, env: Env, relayTimeoutMs: number): Destin
     try {
       return readFileSync(env[key]!);
     } catch {
-      throw new ConfigError(`${key}: cannot read ${env[key]}`);
+      throw new ConfigError(`${key}: cannot read ${pathForMessage(env[key]!)}`);
     }
   };
 

@@ -217,13 +217,13 @@ describe('loadConfig', () => {
       ['all', 'viewer', undefined],
     ]);
     expect(errorOf(() => load({ ADMIN_TOKENS: 'a:operator@:0123456789abcdef' }))).toMatch(
-      /^ADMIN_TOKENS: entry "a" has an empty tenant list/,
+      /^ADMIN_TOKENS: entry 1 has an empty tenant list/,
     );
     expect(errorOf(() => load({ ADMIN_TOKENS: 'a:operator@acme+:0123456789abcdef' }))).toMatch(
-      /^ADMIN_TOKENS: entry "a" has an empty tenant list/,
+      /^ADMIN_TOKENS: entry 1 has an empty tenant list/,
     );
     expect(errorOf(() => load({ ADMIN_TOKENS: 'a:viewer@globex:0123456789abcdef' }))).toMatch(
-      /^ADMIN_TOKENS: entry "a" names tenant "globex", which no endpoint has/,
+      /^ADMIN_TOKENS: entry 1 names tenant "globex", which no endpoint has/,
     );
   });
 

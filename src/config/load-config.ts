@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { AdminRole, AdminToken, ApiKey, AppConfig, EndpointApi, EndpointConfig, PayloadKeyConfig, Role, WorkLimits } from './app-config';
-import { ConfigError } from './config.error';
+import { ConfigError, pathForMessage } from './config.error';
 import { parseDatabaseUrl } from './database-url';
 import { loadDestinationVariables } from './destinations';
 import { endpointsFileSchema } from './endpoints.schema';
@@ -92,9 +92,9 @@ function splitOnce(text: string, separator: string): [string, string | undefined
 /** A tenant no endpoint has is a typo that would lock its operators out (or in): refused at start. */
 function checkTokenTenants(tokens: AdminToken[], endpoints: ReadonlyMap<string, EndpointConfig>): void {
   const known = new Set([...endpoints.values()].map((e) => e.tenantId));
-  for (const token of tokens) {
+  for (const [index, token] of tokens.entries()) {
     for (const tenant of token.tenants ?? []) {
-      if (!known.has(tenant)) throw new ConfigError(`ADMIN_TOKENS: entry "${token.name}" names tenant "${tenant}", which no endpoint has`);
+      if (!known.has(tenant)) throw new ConfigError(`ADMIN_TOKENS: entry ${index + 1} names tenant "${tenant}", which no endpoint has`);
     }
   }
 }
@@ -122,28 +122,30 @@ function parseAdminTokens(raw: string): AdminToken[] {
       if (scope !== undefined) {
         const list = scope.split('+');
         if (list.some((t) => t === ''))
-          throw new ConfigError(`ADMIN_TOKENS: entry "${name}" has an empty tenant list or tenant ("role@tenant+tenant")`);
+          throw new ConfigError(`ADMIN_TOKENS: entry ${index + 1} has an empty tenant list or tenant ("role@tenant+tenant")`);
         const bad = list.find((t) => !TENANT_ID.test(t));
         if (bad !== undefined)
-          throw new ConfigError(`ADMIN_TOKENS: entry "${name}" has a tenant that is not letters, digits, ".", "_" or "-"`);
+          throw new ConfigError(`ADMIN_TOKENS: entry ${index + 1} has a tenant that is not letters, digits, ".", "_" or "-"`);
         tenants = new Set(list);
       }
       if (token.startsWith('sha256:')) {
         const hex = token.slice('sha256:'.length);
         if (!/^[0-9a-fA-F]{64}$/.test(hex)) {
-          throw new ConfigError(`ADMIN_TOKENS: entry "${name}" has a sha256 token that is not 64 hex digits`);
+          throw new ConfigError(`ADMIN_TOKENS: entry ${index + 1} has a sha256 token that is not 64 hex digits`);
         }
         return { name, role: role as AdminRole, tenants, sha256: Buffer.from(hex, 'hex') };
       }
       if (token.length < 16) {
-        throw new ConfigError(`ADMIN_TOKENS: entry "${name}" has a token shorter than 16 characters`);
+        // Named by position, never by its first field: with the fields in the wrong order that is the token.
+        throw new ConfigError(`ADMIN_TOKENS: entry ${index + 1} has a token shorter than 16 characters`);
       }
       return { name, role: role as AdminRole, tenants, sha256: sha256(token) };
     });
-  const names = new Set<string>();
-  for (const t of tokens) {
-    if (names.has(t.name)) throw new ConfigError(`ADMIN_TOKENS: duplicate name "${t.name}"`);
-    names.add(t.name);
+  const names = new Map<string, number>();
+  for (const [index, t] of tokens.entries()) {
+    const first = names.get(t.name);
+    if (first !== undefined) throw new ConfigError(`ADMIN_TOKENS: entries ${first + 1} and ${index + 1} have the same name`);
+    names.set(t.name, index);
   }
   return tokens;
 }
@@ -319,9 +321,9 @@ function loadPayloadKeys(env: Env): PayloadKeyConfig[] | undefined {
     text = readFileSync(file, 'utf8');
   } catch (error) {
     const why = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : 'not readable';
-    throw new ConfigError(`PAYLOAD_KEYS_FILE: ${file}: ${why}`);
+    throw new ConfigError(`PAYLOAD_KEYS_FILE: ${pathForMessage(env.PAYLOAD_KEYS_FILE)}: ${why}`);
   }
-  return parsePayloadKeys(text, `PAYLOAD_KEYS_FILE: ${file}`);
+  return parsePayloadKeys(text, `PAYLOAD_KEYS_FILE: ${pathForMessage(env.PAYLOAD_KEYS_FILE)}`);
 }
 
 /** Node's defaults (60 s for the headers, 300 s for the request) would let a trickling stranger hold a connection for minutes. */
