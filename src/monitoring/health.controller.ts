@@ -24,7 +24,7 @@ export class HealthController {
     return this.health.check([]);
   }
 
-  /** Ready for traffic: the database answers and every migration is applied; 503 otherwise. */
+  /** Ready for traffic: the database answers and takes writes, and every migration is applied; 503 otherwise. */
   @Get('ready')
   @HealthCheck()
   @ApiOperation({ summary: 'Readiness: database reachable and migrations applied (503 when not)' })
@@ -44,8 +44,13 @@ export class HealthController {
   private async database() {
     const check = this.indicators.check('database');
     try {
-      await withTimeout(this.dataSource.query('SELECT 1'), READY_TIMEOUT_MS);
-      return check.up();
+      // A server that answers but refuses writes (a demoted primary, a standby, read-only mode on a
+      // full disk) accepts no webhook: every one is 503, so it is not ready.
+      const [{ read_only }]: { read_only: string }[] = await withTimeout(
+        this.dataSource.query(`SELECT current_setting('transaction_read_only') AS read_only`),
+        READY_TIMEOUT_MS,
+      );
+      return read_only === 'on' ? check.down({ message: 'the database is read-only' }) : check.up();
     } catch (error) {
       return check.down({ message: describeFailure(error) });
     }
