@@ -1,5 +1,6 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
+import { Clock } from '../common/clock';
 import { discoverNamed } from '../common/discovery';
 import { APP_CONFIG, AppConfig, EndpointConfig } from '../config/app-config';
 import { ConfigError } from '../config/config.error';
@@ -14,6 +15,7 @@ export class ProviderRegistry implements OnModuleInit {
   constructor(
     private readonly discovery: DiscoveryService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly clock: Clock,
   ) {}
 
   onModuleInit(): void {
@@ -35,6 +37,12 @@ export class ProviderRegistry implements OnModuleInit {
     const problems = provider.configure ? provider.configure(endpoint) : this.settingsProblems(provider, endpoint);
     if (problems.length > 0) return problems;
     if (endpoint.secrets.length === 0 && !provider.keyless?.(endpoint)) return ['secrets: at least one is needed'];
+    // Every secret past its notAfter (a rotation's old secret left alone, a notAfter on the wrong
+    // entry): the endpoint could verify no webhook, and would answer each one 401.
+    const now = this.clock.now();
+    if (endpoint.secrets.length > 0 && endpoint.secrets.every((s) => s.notAfter !== undefined && s.notAfter <= now)) {
+      return ['secrets: every one is past its notAfter, so no webhook could be verified (add the current secret)'];
+    }
     const form = provider.secretForm(endpoint);
     // Rotation lists included: every secret of the file could verify until its notAfter.
     return endpoint.secrets.flatMap((secret) => {
