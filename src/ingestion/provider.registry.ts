@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { Clock } from '../common/clock';
 import { discoverNamed } from '../common/discovery';
@@ -10,6 +10,7 @@ import { WEBHOOK_PROVIDER_NAME, WebhookProvider } from './webhook-provider';
 /** Finds every @WebhookProviderFor class at start and checks the endpoints file names only known ones. */
 @Injectable()
 export class ProviderRegistry implements OnModuleInit {
+  private readonly logger = new Logger(ProviderRegistry.name);
   private providers = new Map<string, WebhookProvider>();
 
   constructor(
@@ -29,6 +30,25 @@ export class ProviderRegistry implements OnModuleInit {
     );
     // One line per mistake, so a file with several is fixed in one round.
     if (problems.length > 0) throw new ConfigError(problems.join('\n'));
+    this.warnOfExpiredSecrets();
+  }
+
+  /**
+   * An endpoint whose every secret is past its notAfter (a rotation's old secret left alone, a
+   * notAfter on the wrong entry) verifies no webhook and answers each one 401. Said at start, as
+   * an error, but not refused: the date passes on its own, and a restart after it must not take
+   * every other endpoint down with this one.
+   */
+  private warnOfExpiredSecrets(): void {
+    const now = this.clock.now();
+    for (const endpoint of this.config.endpoints.values()) {
+      if (endpoint.secrets.length > 0 && endpoint.secrets.every((s) => s.notAfter !== undefined && s.notAfter <= now)) {
+        this.logger.error(
+          { endpointId: endpoint.id },
+          'every secret of this endpoint is past its notAfter: it verifies no webhook (add the current secret)',
+        );
+      }
+    }
   }
 
   private problems(endpoint: EndpointConfig): string[] {
@@ -37,12 +57,6 @@ export class ProviderRegistry implements OnModuleInit {
     const problems = provider.configure ? provider.configure(endpoint) : this.settingsProblems(provider, endpoint);
     if (problems.length > 0) return problems;
     if (endpoint.secrets.length === 0 && !provider.keyless?.(endpoint)) return ['secrets: at least one is needed'];
-    // Every secret past its notAfter (a rotation's old secret left alone, a notAfter on the wrong
-    // entry): the endpoint could verify no webhook, and would answer each one 401.
-    const now = this.clock.now();
-    if (endpoint.secrets.length > 0 && endpoint.secrets.every((s) => s.notAfter !== undefined && s.notAfter <= now)) {
-      return ['secrets: every one is past its notAfter, so no webhook could be verified (add the current secret)'];
-    }
     const form = provider.secretForm(endpoint);
     // Rotation lists included: every secret of the file could verify until its notAfter.
     return endpoint.secrets.flatMap((secret) => {
