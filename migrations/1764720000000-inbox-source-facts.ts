@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { addColumn } from './concurrent-index';
 
 /**
  * The verified facts about an event's sender (Stripe account and mode, GitHub hook
@@ -14,7 +15,8 @@ export class InboxSourceFacts1764720000000 implements MigrationInterface {
   name = 'InboxSourceFacts1764720000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE webhook_inbox ADD COLUMN source_facts jsonb`);
+    // Waits 5 s at most for its lock (runWithLockTimeout): queued behind a long reader, it would hold up every insert.
+    await addColumn(q, 'webhook_inbox', 'source_facts', 'jsonb');
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { addColumn } from './concurrent-index';
 
 /**
  * Confirm reads (issue 19): what the provider's API said about an event before
@@ -11,7 +12,8 @@ export class ProviderReads1764892800000 implements MigrationInterface {
   name = 'ProviderReads1764892800000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE webhook_inbox ADD COLUMN IF NOT EXISTS confirmation jsonb`);
+    // Waits 5 s at most for its lock (runWithLockTimeout): queued behind a long reader, it would hold up every insert.
+    await addColumn(q, 'webhook_inbox', 'confirmation', 'jsonb');
     // One row per API key (by a digest prefix, never the key): a token bucket refilled by elapsed time.
     await q.query(`
       CREATE TABLE IF NOT EXISTS provider_read_budget (

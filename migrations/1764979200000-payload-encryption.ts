@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { addColumn } from './concurrent-index';
 import type { PoolClient, QueryConfig } from 'pg';
 
 /** An index build on a large inbox outlives the pool's 30 s query timeout. */
@@ -30,7 +31,9 @@ export class PayloadEncryption1764979200000 implements MigrationInterface {
   transaction = false;
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE webhook_inbox ADD COLUMN IF NOT EXISTS payload_sealed bytea, ADD COLUMN IF NOT EXISTS payload_key_id text`);
+    // Each waits 5 s at most for its lock (runWithLockTimeout): queued behind a long reader, it would hold up every insert.
+    await addColumn(q, 'webhook_inbox', 'payload_sealed', 'bytea');
+    await addColumn(q, 'webhook_inbox', 'payload_key_id', 'text');
     for (const [name, definition] of INDEXES) {
       // A concurrent build that failed leaves an invalid index behind: build it again.
       const [existing] = await q.query(`SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass($1)`, [name]);

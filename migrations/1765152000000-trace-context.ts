@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { addColumn } from './concurrent-index';
 
 /**
  * The W3C traceparent of the span that wrote each inbox and outbox row, so the
@@ -15,10 +16,13 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 export class TraceContext1765152000000 implements MigrationInterface {
   name = 'TraceContext1765152000000';
 
+  // Each ALTER in a transaction of its own, waiting 5 s at most for its lock: in one transaction the
+  // inbox's lock was held while the outbox's was waited for, and every insert waited with it.
+  transaction = false;
+
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`SET LOCAL lock_timeout = '5s'`);
-    await q.query(`ALTER TABLE webhook_inbox ADD COLUMN IF NOT EXISTS trace_context text`);
-    await q.query(`ALTER TABLE outbox ADD COLUMN IF NOT EXISTS trace_context text`);
+    await addColumn(q, 'webhook_inbox', 'trace_context', 'text');
+    await addColumn(q, 'outbox', 'trace_context', 'text');
   }
 
   async down(q: QueryRunner): Promise<void> {
