@@ -1,3 +1,4 @@
+import { Clock } from '../common/clock';
 import { DiscoveryModule } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { APP_CONFIG, EndpointConfig } from '../config/app-config';
@@ -35,6 +36,7 @@ async function startupLines(...endpoints: EndpointConfig[]): Promise<string[]> {
       ShopifyProvider,
       SlackProvider,
       HmacProvider,
+      Clock,
       { provide: APP_CONFIG, useValue: { endpoints: new Map(endpoints.map((e) => [e.id, e])) } },
     ],
   }).compile();
