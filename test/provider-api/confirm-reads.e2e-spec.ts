@@ -222,6 +222,43 @@ describe('confirm reads: the provider decides before paid and refunded', () => {
     expect(t.logs.text()).not.toContain(API_KEY);
     expect(t.logs.text()).not.toContain(API_KEY.slice(-4));
   });
+
+  // The body cannot skip the provider's word, nor stall it (found by an adversarial review; both failed before).
+  it('a charge.refunded without a charge id is not refunded on the body alone', async () => {
+    await createOrder(t, 'fc1', 1000, 'eur');
+    stripe.addPayment('pi_fc1', { amount: 1000, currency: 'eur', orderId: 'fc1' }); // paid, nothing refunded
+    await postStripe(t, paymentIntentEvent('payment_intent.succeeded', { orderId: 'fc1', amount: 1000 }));
+    await worker(t).runOnce();
+    expect(await orderRow(db, 'fc1')).toMatchObject({ status: 'paid' });
+
+    const chargeReads = stripe.callsTo('/v1/charges/').length;
+    const refund = chargeRefundedEvent({ orderId: 'fc1', amount: 1000 });
+    delete (refund.data as { object: Record<string, unknown> }).object.id; // no charge id: nothing to read
+    await postStripe(t, refund);
+    await worker(t).runOnce();
+
+    const row = await inboxRow(db, refund.id as string);
+    // The read finds nothing to read (no call made), and the event is quarantined: no refund on the body alone.
+    expect(stripe.callsTo('/v1/charges/').length).toBe(chargeReads);
+    expect(row.confirmation).toMatchObject({ object: 'charge', found: false });
+    expect(await orderRow(db, 'fc1')).toMatchObject({ status: 'paid' });
+    expect((await outboxRows(db, 'fc1')).map((r) => r.operation_key)).not.toContain('erp:order-refunded:acme:fc1');
+  });
+
+  it("a provider's Retry-After is bounded: one 429 does not park the event for months", async () => {
+    await createOrder(t, 'fc2', 1000, 'eur');
+    stripe.addPayment('pi_fc2', { amount: 1000, currency: 'eur', orderId: 'fc2' });
+    const event = paymentIntentEvent('payment_intent.succeeded', { orderId: 'fc2', amount: 1000 });
+    await postStripe(t, event);
+    stripe.throttleNext(1, 9_999_999); // Retry-After: 9999999 (115 days), from Stripe or a proxy in front of it
+    const now = t.clock.now().getTime();
+    await worker(t).runOnce();
+    const row = await inboxRow(db, event.id as string);
+    expect(row).toMatchObject({ status: 'pending', attempts: 0 });
+    const days = (new Date(row.next_attempt_at).getTime() - now) / 86_400_000;
+    // A day at most, as the relay's Retry-After.
+    expect(days).toBeLessThan(1.01);
+  });
 });
 
 describe('confirm reads: one budget per key, shared through the database', () => {
