@@ -6,16 +6,18 @@ import { assertReplicated, forgetReplicationNotice } from './replication-notice'
 /**
  * Runs one autocommit statement as a named prepared statement on a pooled
  * connection: PostgreSQL parses and plans it once per connection instead of on
- * every call. Its commit is checked as UnitOfWork.commit checks a transaction's
- * (assertReplicated), unless `unreplicatedIsFine`: the worker's claim, whose leases lost at a
- * failover only hand the rows out again (the work done under them commits apart, fenced by the
- * lease). Not the relay's claim: what it sends cannot be rolled back, and an entry claimed on a
- * primary that is then lost comes back without the outcome query a lost lease would get. For the hot, fixed-shape statements (claims, group commit, the
+ * every call. For the hot, fixed-shape statements (claims, group commit, the
  * relay's outcomes) that run hundreds of times a second. Check the plan a
  * prepared statement settles on: after five runs PostgreSQL may keep a generic
  * plan. For the claims that plan is the cheap one (0.2 ms instead of 1.4 ms per
  * claim at 300 events/s); for the statements joining unnested arrays to a table
  * it is a nested loop into the primary key, as the custom plans are.
+ *
+ * Its commit is checked as UnitOfWork.commit checks a transaction's (assertReplicated), unless
+ * `unreplicatedIsFine`: the worker's claim, whose leases lost at a failover only hand the rows out
+ * again (the work done under them commits apart, fenced by the lease). Not the relay's claim: what
+ * it sends cannot be rolled back, and an entry claimed on a primary that is then lost comes back
+ * without the outcome query a lost lease would get.
  */
 export async function queryPrepared<R>(
   dataSource: DataSource,

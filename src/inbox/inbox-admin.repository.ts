@@ -53,10 +53,10 @@ import {
 } from './inbox.types';
 import { UnitOfWork } from '../database/unit-of-work';
 
-/** The operators' `webhook_inbox` SQL: lists, repairs, backlog and stats (never on the worker's path). */
-/** The day phase's first cursor: before every day's payloads. */
+/** The erasure scan's day phase starts at this cursor: before every day's payloads. */
 const DAY_SCAN_START = '0001-01-01/0';
 
+/** The operators' `webhook_inbox` SQL: lists, repairs, backlog and stats (never on the worker's path). */
 @Injectable()
 export class InboxAdminRepository {
   constructor(
@@ -224,9 +224,8 @@ export class InboxAdminRepository {
   }
 
   /**
-   * At the scan's end: open rows whose payloads wait in a day detached and not yet dropped
-   * (rare: a row held at the carry after the detach; the next forgetting run, within a minute,
-   * carries them to today). They cannot be redacted there, so a mention among them is reported
+   * Open rows whose payloads wait in a day detached and not yet dropped (rare: a row held at the
+   * carry after the detach; the next forgetting run, within a minute, carries them to today). They cannot be redacted there, so a mention among them is reported
    * (`payload_day_being_forgotten`) and the erasure is incomplete until it is run again.
    */
   private async inDetachedDays(eraser: PayloadEraser, tenants: string[] | null): Promise<UnreadablePayload[]> {

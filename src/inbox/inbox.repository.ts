@@ -261,8 +261,10 @@ export class InboxRepository {
     return rows[0];
   }
 
-  /** The identities among `ids` the inbox already holds, as identity() keys. */
-  /** `takeableBy`: an endpoint whose own copy may take over rows others stored `ignored` (those do not count). */
+  /**
+   * The identities among `ids` the inbox already holds, as identity() keys. `takeableBy`: an
+   * endpoint whose own copy may take over rows others stored `ignored` (those do not count).
+   */
   async existing(ids: EventIdentity[], takeableBy?: string): Promise<Set<string>> {
     const mode = await this.identityKeys.current();
     const rows: { source_scope: string; event_id: string }[] = await this.dataSource.query(EXISTING_IDENTITIES, [
@@ -343,10 +345,10 @@ export class InboxRepository {
 
   // ---- Payload keys (start check, admin, the re-encryption job) ----
 
-  /** Key ids stored payloads are sealed with; `null` in the list when clear payloads remain. */
   // Each reads the detached days first: a carry that moves a payload from one to today's day in
   // between is then seen in today's, where the second read looks, not missed by both.
 
+  /** Key ids stored payloads are sealed with; `null` in the list when clear payloads remain. */
   async payloadKeysInUse(): Promise<(string | null)[]> {
     const detached = await this.detachedPayloadKeys();
     const rows: { key_id: string | null }[] = await this.dataSource.query(PAYLOAD_KEYS_IN_USE);

@@ -101,8 +101,10 @@ export class InboxService {
     }
   }
 
-  /** Per identity of `ids`, whether the inbox already holds it (reconciliation skips those). */
-  /** Whether each identity is stored; with `takeableBy`, not counting rows that endpoint's own copy would take over. */
+  /**
+   * Per identity of `ids`, whether the inbox already holds it (reconciliation skips those); with
+   * `takeableBy`, not counting rows that endpoint's own copy would take over.
+   */
   async present(ids: EventIdentity[], takeableBy?: string): Promise<boolean[]> {
     if (ids.length === 0) return [];
     const known = await this.repository.existing(ids, takeableBy);
