@@ -227,7 +227,7 @@ export class IngestionService {
     try {
       // A webhook's place in the accept queue counts against its client's and its endpoint's shares (reconciliation has no client).
       hold?.admit(endpoint.id);
-      const former = await this.storedUnderFormerScope(endpoint, event);
+      const former = await this.storedUnderFormerScope(endpoint, event, sourceScope);
       if (former) return { status: 'duplicate', eventId: event.eventId, sourceScope: former, digestConflict: false };
       result = await this.inbox.accept({
         sourceScope,
@@ -274,8 +274,7 @@ export class IngestionService {
    * the event is a duplicate there. One probe of the unique index per namespace; most providers have none.
    * Inside the accept's try, after its place in the accept queue: bounded like the insert, a failure a 503.
    */
-  private async storedUnderFormerScope(endpoint: EndpointConfig, event: VerifiedEvent): Promise<string | undefined> {
-    const current = scopeOf(endpoint, event);
+  private async storedUnderFormerScope(endpoint: EndpointConfig, event: VerifiedEvent, current: string): Promise<string | undefined> {
     const scopes = this.formerScopes(endpoint).filter((scope) => scope !== current);
     if (scopes.length === 0) return undefined;
     const present = await this.inbox.present(

@@ -113,9 +113,9 @@ export interface WebhookProvider {
   /**
    * True when `namespace` comes from the event alone, not from the endpoint (Stripe: the account
    * and mode), so two endpoints of one tenant that both receive an event store it once. The first
-   * copy decides, except that a copy its endpoint would process takes over a row another endpoint
-   * stored `ignored` for its type (never one its `expect` refused): each endpoint's own copy
-   * counts, whichever arrives first.
+   * copy decides, except that a copy its own endpoint takes over-rules a row another endpoint
+   * stored `ignored` (for its type or its `expect`): each endpoint's own copy counts, whichever
+   * arrives first.
    */
   readonly namespaceSpansEndpoints?: boolean;
   /**
@@ -134,6 +134,11 @@ export const WebhookProviderFor = (name: string) => applyDecorators(Injectable()
 /** Secrets that may still verify at `now`: a rotated-out secret stops after its `notAfter`. */
 export function liveSecrets(endpoint: EndpointConfig, now: Date): EndpointSecret[] {
   return endpoint.secrets.filter((s) => !s.notAfter || now.getTime() <= s.notAfter.getTime());
+}
+
+/** The namespace of an endpoint's own: its events' ids are unique within the endpoint. */
+export function endpointNamespace(endpoint: EndpointConfig): string {
+  return `endpoint-${endpoint.id}`;
 }
 
 export function header(headers: IncomingHttpHeaders, name: string): string | undefined {

@@ -5,6 +5,7 @@ import { SecretForm } from '../../ingestion/secret-form';
 import {
   header,
   headerIdentity,
+  endpointNamespace,
   VerifiedEvent,
   WebhookProvider,
   WebhookProviderFor,
@@ -51,14 +52,14 @@ export class GithubProvider implements WebhookProvider {
 
   /** Before 2026-12-07 an endpoint without `expect` stored its deliveries under itself (then perhaps got `expect`). */
   formerNamespaces(endpoint: EndpointConfig): string[] {
-    return [`endpoint-${endpoint.id}`];
+    return [endpointNamespace(endpoint)];
   }
 }
 
 /** The namespace of a delivery: the hook it names (a number), else the endpoint. */
 export function githubNamespace(endpoint: EndpointConfig, hookId: string | undefined): string {
   const id = hookId?.trim();
-  return id !== undefined && /^\d{1,20}$/.test(id) ? id : `endpoint-${endpoint.id}`;
+  return id !== undefined && /^\d{1,20}$/.test(id) ? id : endpointNamespace(endpoint);
 }
 
 /** 100 ns intervals from the UUID epoch (1582-10-15) to the Unix epoch. */

@@ -5,8 +5,9 @@ import { requireRecent, signingSecret } from '../hmac-signature';
 import { HmacSettings, hmacSettingsSchema, isPointer, parseTemplate, resolvePointer, TemplatePart } from './hmac-scheme';
 import { keyMaterial, SecretForm } from '../../ingestion/secret-form';
 import {
-  header,
   parseJsonObject,
+  header,
+  endpointNamespace,
   requireIdentifier,
   VerifiedEvent,
   WebhookProvider,
@@ -144,7 +145,7 @@ export class HmacProvider implements WebhookProvider {
     return {
       eventId: requireIdentifier(id, 'invalid_event_id'),
       eventType: requireIdentifier(value(settings.eventType), 'invalid_event_type'),
-      namespace: `endpoint-${endpoint.id}`,
+      namespace: endpointNamespace(endpoint),
       verifiedWith: secret.label,
       source,
     };

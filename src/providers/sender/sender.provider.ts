@@ -7,10 +7,11 @@ import { requireRecent, safeEqual } from '../hmac-signature';
 import { resolvePointer } from '../hmac/hmac-scheme';
 import { keyMaterial, SecretForm } from '../../ingestion/secret-form';
 import {
+  parseJsonObject,
   HandshakeReply,
   header,
   liveSecrets,
-  parseJsonObject,
+  endpointNamespace,
   requireIdentifier,
   utf8Text,
   VerifiedEvent,
@@ -330,7 +331,7 @@ export class SenderProvider implements WebhookProvider {
     return {
       eventId: requireIdentifier(id, 'invalid_event_id'),
       eventType: requireIdentifier(this.render(scheme.eventType, req, scheme, label), 'invalid_event_type'),
-      namespace: `endpoint-${endpoint.id}`,
+      namespace: endpointNamespace(endpoint),
       verifiedWith: label,
       source,
       ...(settings.body === 'form' ? { payload: req.body as Record<string, unknown> } : {}),

@@ -5,6 +5,7 @@ import { SecretForm } from '../../ingestion/secret-form';
 import {
   header,
   headerIdentity,
+  endpointNamespace,
   VerifiedEvent,
   WebhookProvider,
   WebhookProviderFor,
@@ -49,7 +50,7 @@ export class ShopifyProvider implements WebhookProvider {
     return {
       eventId,
       eventType,
-      namespace: SHOP_DOMAIN.test(shopDomain ?? '') ? shopDomain! : `endpoint-${endpoint.id}`,
+      namespace: SHOP_DOMAIN.test(shopDomain ?? '') ? shopDomain! : endpointNamespace(endpoint),
       verifiedWith: secret.label,
       source: { shopDomain },
     };
@@ -57,6 +58,6 @@ export class ShopifyProvider implements WebhookProvider {
 
   /** Before 2026-12-07 an endpoint without `expect` stored its events under itself (then perhaps got `expect`). */
   formerNamespaces(endpoint: EndpointConfig): string[] {
-    return [`endpoint-${endpoint.id}`];
+    return [endpointNamespace(endpoint)];
   }
 }

@@ -3,9 +3,10 @@ import { BadRequestError, UnauthorizedError } from '../../common/errors';
 import { hmacSha256, requireRecent, secondsHeader, signingSecret } from '../hmac-signature';
 import { SecretForm } from '../../ingestion/secret-form';
 import {
+  parseJsonObject,
   HandshakeReply,
   header,
-  parseJsonObject,
+  endpointNamespace,
   requireIdentifier,
   unixSecondsTime,
   VerifiedEvent,
@@ -46,7 +47,7 @@ export class SlackProvider implements WebhookProvider {
       return { handshake: { challenge: requireIdentifier(body.challenge, 'invalid_challenge') }, verifiedWith: secret.label };
     }
     const source = { apiAppId: stringOrUndefined(body.api_app_id), teamId: stringOrUndefined(body.team_id) };
-    const namespace = `endpoint-${endpoint.id}`;
+    const namespace = endpointNamespace(endpoint);
     if (body.type === 'app_rate_limited') {
       // No event_id: the minute it is about identifies it, so a retry of the notice is a duplicate.
       const minute = body.minute_rate_limited;

@@ -3,8 +3,9 @@ import { UnauthorizedError } from '../../common/errors';
 import { hmacSha256, requireRecent, secondsHeader, signingSecret } from '../hmac-signature';
 import { keyMaterial, SecretForm } from '../../ingestion/secret-form';
 import {
-  header,
   parseJsonObject,
+  header,
+  endpointNamespace,
   requireIdentifier,
   VerifiedEvent,
   WebhookProvider,
@@ -63,7 +64,7 @@ export class StandardWebhooksProvider implements WebhookProvider {
     return {
       eventId,
       eventType,
-      namespace: `endpoint-${endpoint.id}`,
+      namespace: endpointNamespace(endpoint),
       verifiedWith: secret.label,
       source: {},
     };
