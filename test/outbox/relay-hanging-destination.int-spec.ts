@@ -2,9 +2,8 @@ import { Module } from '@nestjs/common';
 import { DeliveryOptions, DeliveryResult, DestinationFor, OutboxEntry } from '../../src/outbox/destinations/destination';
 import { HttpDestination } from '../../src/outbox/destinations/http-destination';
 import { OutboxRelay } from '../../src/outbox/outbox-relay';
-import { FakeDestination, startFakeEmail, startFakeErp } from '../support/fake-destinations';
-import { createTestDatabase, TestDatabase } from '../support/test-database';
-import { startTestApp, TestApp } from '../support/test-app';
+import { TestDatabase } from '../support/test-database';
+import { useTestAppWithDestinations } from '../support/test-app';
 
 /** An extension's destination whose client ignores the abort signal and never answers (a97dc73's case). */
 let hangerCalls = 0;
@@ -34,21 +33,11 @@ class HangerModule {}
  */
 describe('relay: a destination that hangs past its timeout', () => {
   let db: TestDatabase;
-  let erp: FakeDestination;
-  let email: FakeDestination & { sendUrl: string };
-  let t: TestApp;
   let relay: OutboxRelay;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    erp = await startFakeErp();
-    email = await startFakeEmail();
-    t = await startTestApp({
-      databaseUrl: db.url,
+  useTestAppWithDestinations(
+    {
       imports: [HangerModule],
       env: {
-        ERP_URL: erp.url,
-        EMAIL_URL: email.sendUrl,
         DESTINATION_HANGER_URL: 'http://127.0.0.1:9',
         DESTINATION_THROWER_URL: 'http://127.0.0.1:9',
         RELAY_TIMEOUT_MS: '200',
@@ -56,20 +45,15 @@ describe('relay: a destination that hangs past its timeout', () => {
         RETRY_BASE_MS: '1000',
         RETRY_MAX_MS: '1000',
       },
-    });
-    relay = t.app.get(OutboxRelay);
-  });
-  afterAll(async () => {
-    await t?.close();
-    await erp?.close();
-    await email?.close();
-    await db?.drop();
-  });
+    },
+    (started) => {
+      db = started.db;
+      relay = started.t.app.get(OutboxRelay);
+    },
+  );
   beforeEach(async () => {
     await db.query('DELETE FROM outbox');
     await db.query('DELETE FROM outbox_destinations');
-    erp.reset();
-    email.reset();
     hangerCalls = 0;
     throwerCalls = 0;
   });
