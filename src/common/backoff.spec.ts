@@ -1,4 +1,4 @@
-import { backoffDelayMs } from './backoff';
+import { backoffDelayMs, waitDelayMs } from './backoff';
 
 const policy = { baseMs: 1000, maxMs: 60_000 };
 
@@ -28,5 +28,14 @@ describe('backoffDelayMs', () => {
 
   it('treats attempt 0 like the first attempt', () => {
     expect(backoffDelayMs(0, policy, () => 0.999999)).toBe(999);
+  });
+});
+
+describe('waitDelayMs', () => {
+  it('is an eighth of the age, between the base and the cap, half of it jittered', () => {
+    expect(waitDelayMs(0, policy, () => 0)).toBe(500);
+    expect(waitDelayMs(80_000, policy, () => 0)).toBe(5000);
+    expect(waitDelayMs(80_000, policy, () => 0.999999)).toBe(9999);
+    expect(waitDelayMs(72 * 3600_000, policy, () => 0.999999)).toBe(59_999);
   });
 });

@@ -20,3 +20,14 @@ export function backoffDelayMs(attempt: number, policy: BackoffPolicy, random: (
 
 /** The longest a sender's Retry-After is honoured: a huge one must not park work for years (or overflow a Date). */
 export const MAX_RETRY_AFTER_MS = 24 * 3600_000;
+
+/**
+ * When an event that waits for another (WaitingError) is looked at again: an eighth of its age,
+ * between the policy's base and cap, half of it jittered. Early waits (a checkout racing its
+ * webhook) retry within seconds; one that has waited a day retries every policy cap (an hour by
+ * default), a few dozen looks over Stripe's 3-day retry window.
+ */
+export function waitDelayMs(ageMs: number, policy: BackoffPolicy, random: () => number = Math.random): number {
+  const ceiling = Math.min(policy.maxMs, Math.max(policy.baseMs, Math.floor(ageMs / 8)));
+  return Math.floor(ceiling / 2 + (random() * ceiling) / 2);
+}

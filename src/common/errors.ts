@@ -89,6 +89,20 @@ export class TransientError extends Error {
   }
 }
 
+/**
+ * Not yet: the event is early and another event will make it applicable (a refund ahead of
+ * its payment, a payment the provider does not confirm yet). The worker hands it back without
+ * counting an attempt for WORKER_WAIT_HOURS after its receipt (a sender may deliver the event it
+ * waits for that late: Stripe retries a failed delivery for up to 3 days), then as any
+ * TransientError.
+ */
+export class WaitingError extends TransientError {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'WaitingError';
+  }
+}
+
 /** A failure no retry can fix (the worker quarantines). */
 export class PermanentError extends Error {
   constructor(

@@ -152,7 +152,15 @@ export interface AppConfig {
    * coalesceMs: while wake-ups keep coming, claims start at most this often, so each takes several events.
    * bulkReplayPerSecond: a bulk replay's events fall due at this pace (0: all at once), so the same tenant's live events are not queued behind all of them.
    */
-  worker: { pollMs: number; coalesceMs: number; leaseMs: number; maxAttempts: number; bulkReplayPerSecond: number };
+  worker: {
+    pollMs: number;
+    coalesceMs: number;
+    leaseMs: number;
+    maxAttempts: number;
+    /** How long after its receipt an early event (WaitingError) waits without counting attempts. */
+    waitMs: number;
+    bulkReplayPerSecond: number;
+  };
   retry: RetryPolicy;
   relay: { pollMs: number; timeoutMs: number; leaseMs: number; maxAttempts: number };
   metricsToken?: string;

@@ -429,6 +429,7 @@ export function loadConfig(env: Env): AppConfig {
       coalesceMs: int('WORKER_COALESCE_MS', env, 10, 0, 1000),
       leaseMs: workerLeaseMs,
       maxAttempts: int('WORKER_MAX_ATTEMPTS', env, 10, 1, 1000),
+      waitMs: int('WORKER_WAIT_HOURS', env, 72, 0, 24 * 90) * 3600_000,
       bulkReplayPerSecond: int('BULK_REPLAY_PER_SECOND', env, 1000, 0, 1_000_000),
     },
     retry: {

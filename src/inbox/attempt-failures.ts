@@ -1,13 +1,21 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { backoffDelayMs } from '../common/backoff';
+import { backoffDelayMs, waitDelayMs } from '../common/backoff';
 import { Clock } from '../common/clock';
-import { PermanentError } from '../common/errors';
+import { PermanentError, WaitingError } from '../common/errors';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { InboxRepository, LeaseLostError } from './inbox.repository';
 import { InboxEvent } from './inbox.types';
 
-/** `deferred`: handed back before any attempt (its confirm read had no answer or no budget yet). */
-export type AttemptOutcome = 'done' | 'ignored' | 'retry' | 'quarantined' | 'lost_lease' | 'deferred';
+/**
+ * `deferred`: handed back before any attempt (its confirm read had no answer or no budget yet);
+ * `waiting`: handed back without counting the attempt (a WaitingError within its wait).
+ */
+export type AttemptOutcome = 'done' | 'ignored' | 'retry' | 'quarantined' | 'lost_lease' | 'deferred' | 'waiting';
+
+/** Whether `error` hands `event` back without counting an attempt: it is early, and not yet waited long enough. */
+export function waitsWithoutAttempt(error: unknown, event: InboxEvent, now: Date, waitMs: number): boolean {
+  return error instanceof WaitingError && now.getTime() - event.receivedAt.getTime() < waitMs;
+}
 
 /** One Object.assign per log line: a spread followed by more keys costs more, once per event. */
 export function logFields(event: InboxEvent, more: object = {}): Record<string, unknown> {
@@ -53,6 +61,15 @@ export class AttemptFailures {
       return ok ? 'quarantined' : 'lost_lease';
     }
     const message = shortError(error);
+    if (waitsWithoutAttempt(error, event, now, this.config.worker.waitMs)) {
+      // Counting these would quarantine a refund minutes after it overtook its payment, which the
+      // sender may deliver days later: the attempt limit is for failures, not for early events.
+      const until = new Date(now.getTime() + waitDelayMs(now.getTime() - event.receivedAt.getTime(), this.config.retry));
+      const held = await this.repository.defer(event.lease, [{ id: event.id, until, why: message }]);
+      if (!held.has(event.id)) return 'lost_lease';
+      this.logger.log({ ...log, err: message, nextAttemptAt: until.toISOString() }, 'event is early: waits, no attempt counted');
+      return 'waiting';
+    }
     const attempt = event.attempts + 1;
     const next = new Date(now.getTime() + backoffDelayMs(attempt, this.config.retry));
     const result = await this.repository.recordFailure(event.id, event.lease, message, next, this.config.worker.maxAttempts, now);

@@ -13,7 +13,7 @@ import { BatchTrace, InboxTraces } from './inbox.traces';
 import { InboxRepository, LeaseLostError } from './inbox.repository';
 import { HandlerOutcome, InboxEvent, RegisteredHandler, WebhookBatchHandler } from './inbox.types';
 import { WorkerFaults } from './worker-faults';
-import { AttemptFailures, AttemptOutcome, logFields, shortError } from './attempt-failures';
+import { AttemptFailures, AttemptOutcome, logFields, shortError, waitsWithoutAttempt } from './attempt-failures';
 import { PreviewOutcome } from './inbox.types';
 import { ConfirmStep } from './confirm-step';
 
@@ -267,7 +267,9 @@ export class InboxEventProcessor {
       if (isTimeoutOfWait(error)) throw error;
       const handler = this.handlers.find(event.provider, event.eventType)?.id ?? null;
       if (error instanceof PermanentError) return { status: 'quarantined', reason: error.reason, handler };
-      const last = event.attempts + 1 >= this.config.worker.maxAttempts;
+      const last =
+        event.attempts + 1 >= this.config.worker.maxAttempts &&
+        !waitsWithoutAttempt(error, event, this.clock.now(), this.config.worker.waitMs);
       return { status: last ? 'quarantined' : 'retry', reason: shortError(error), handler };
     }
   }

@@ -3,7 +3,7 @@ import { Counter, Histogram } from 'prom-client';
 import { MetricsRegistry } from '../observability/metrics.registry';
 
 /** Outcomes of one worker attempt on an inbox event. */
-export type WorkerAttemptOutcome = 'done' | 'ignored' | 'retry' | 'quarantined' | 'lost_lease' | 'deferred';
+export type WorkerAttemptOutcome = 'done' | 'ignored' | 'retry' | 'quarantined' | 'lost_lease' | 'deferred' | 'waiting';
 
 /** Worker attempts by outcome: the worker calls `attempt(outcome)` once per processed event. */
 @Injectable()
@@ -13,7 +13,7 @@ export class WorkerMetrics {
   constructor(registry: MetricsRegistry) {
     this.attempts = new Counter({
       name: 'webhook_worker_attempts_total',
-      help: 'Worker attempts on inbox events by outcome (done, ignored, retry, quarantined, lost_lease; deferred: handed back for its confirm read, not an attempt)',
+      help: 'Worker attempts on inbox events by outcome (done, ignored, retry, quarantined, lost_lease; deferred: handed back for its confirm read, waiting: an early event handed back, neither one an attempt)',
       labelNames: ['outcome'],
       registers: [registry],
     });

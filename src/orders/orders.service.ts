@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Actor, AuditService } from '../audit/audit.service';
-import { BadRequestError, ConflictError, NotFoundError, TransientError } from '../common/errors';
+import { BadRequestError, ConflictError, NotFoundError, TransientError, WaitingError } from '../common/errors';
 import { HandlerOutcome } from '../inbox/inbox.types';
 import { OutboxWrite, OutboxWriter } from '../outbox/outbox-writer';
 import { isUniqueViolation } from '../common/database-errors';
@@ -117,7 +117,7 @@ export class OrdersService {
           this.logger.log(logFields(e, { status: order.status, reason: decision.reason }), 'payment event changes nothing');
           return { kind: 'done' };
         case 'wait':
-          return new TransientError(decision.reason);
+          return new WaitingError(decision.reason);
         case 'quarantine':
           return { kind: 'quarantine', reason: decision.reason };
         case 'record_failure': {

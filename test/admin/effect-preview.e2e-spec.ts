@@ -181,7 +181,7 @@ describe('effect preview: POST /admin/inbox/:id/preview and the bulk replay dry 
     const id = await quarantined(chargeRefundedEvent({ orderId: 'pv-early' }));
     const res = await preview(id);
     expect(res.body).toMatchObject({
-      outcome: { status: 'retry', reason: 'TransientError: order_not_paid_yet' },
+      outcome: { status: 'retry', reason: 'WaitingError: order_not_paid_yet' },
       transitions: [],
       operations: [],
       writes: {},

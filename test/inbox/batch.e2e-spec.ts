@@ -120,7 +120,7 @@ describe('worker batches: many events per transaction, one savepoint each', () =
     expect((await orderRow(db, 'b3')).status).toBe('paid');
     expect((await orderRow(db, 'b4')).status).toBe('awaiting_payment');
     expect((await inboxRow(db, 'evt_b4_eur')).status_reason).toBe('currency_mismatch');
-    expect((await inboxRow(db, 'evt_b2_early')).last_error).toBe('TransientError: order_not_paid_yet');
+    expect((await inboxRow(db, 'evt_b2_early')).last_error).toBe('WaitingError: order_not_paid_yet');
     expect((await outboxRows(db, 'b1')).map((r) => r.operation_key)).toEqual([
       'email:receipt:acme:b1',
       'email:refund:acme:b1',

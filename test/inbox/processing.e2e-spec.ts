@@ -137,7 +137,8 @@ describe('worker: processing [scenarios 13, 15-18]', () => {
 
     await worker(t).runOnce();
     const waiting = await inboxRow(db, refund.id as string);
-    expect(waiting).toMatchObject({ status: 'pending', attempts: 1, last_error: 'TransientError: order_not_paid_yet' });
+    // Early, not failed: handed back without counting an attempt.
+    expect(waiting).toMatchObject({ status: 'pending', attempts: 0, last_error: 'WaitingError: order_not_paid_yet' });
     expect((await orderRow(db, 'o16')).status).toBe('awaiting_payment');
 
     const success = paymentIntentEvent('payment_intent.succeeded', { orderId: 'o16' });
@@ -163,6 +164,63 @@ describe('worker: processing [scenarios 13, 15-18]', () => {
       'erp:order-paid:acme:o16',
       'erp:order-refunded:acme:o16',
     ]);
+  });
+
+  it('16: a refund waits for a payment delivered hours later, past the attempt limit, and applies then', async () => {
+    await createOrder(t, 'o16w');
+    const refund = chargeRefundedEvent({ orderId: 'o16w' });
+    await postStripe(t, refund);
+    // Twice the attempt limit of looks, an hour apart (RETRY_MAX_MS caps each wait at a minute here).
+    for (let look = 0; look < 6; look++) {
+      await drain(t);
+      expect(await inboxRow(db, refund.id as string)).toMatchObject({
+        status: 'pending',
+        attempts: 0,
+        last_error: 'WaitingError: order_not_paid_yet',
+      });
+      t.clock.advance(3600_000);
+    }
+    const history = await db.query(
+      `SELECT a.* FROM webhook_inbox_attempts a JOIN webhook_inbox i ON i.id = a.inbox_id WHERE i.event_id = $1`,
+      [refund.id],
+    );
+    expect(history).toEqual([]);
+
+    // Stripe's retry of the payment's failed delivery, 6 hours later.
+    const success = paymentIntentEvent('payment_intent.succeeded', { orderId: 'o16w' });
+    await postStripe(t, success);
+    await drain(t);
+    t.clock.advance(60_000);
+    await drain(t);
+    expect(await inboxRow(db, refund.id as string)).toMatchObject({ status: 'done', attempts: 0 });
+    expect((await orderRow(db, 'o16w')).status).toBe('refunded');
+    expect((await outboxRows(db, 'o16w')).map((r) => r.operation_key)).toEqual([
+      'email:receipt:acme:o16w',
+      'email:refund:acme:o16w',
+      'erp:order-paid:acme:o16w',
+      'erp:order-refunded:acme:o16w',
+    ]);
+  });
+
+  it('16: a refund whose payment never comes is quarantined after WORKER_WAIT_HOURS and the attempt limit', async () => {
+    await createOrder(t, 'o16q');
+    const refund = chargeRefundedEvent({ orderId: 'o16q' });
+    await postStripe(t, refund);
+    await drain(t);
+    expect(await inboxRow(db, refund.id as string)).toMatchObject({ status: 'pending', attempts: 0 });
+
+    t.clock.advance(72 * 3600_000 + 1000); // the default wait is over: attempts count from here
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      await drain(t);
+      t.clock.advance(61_000);
+    }
+    expect(await inboxRow(db, refund.id as string)).toMatchObject({
+      status: 'quarantined',
+      status_reason: 'max_attempts',
+      attempts: 3,
+      last_error: 'WaitingError: order_not_paid_yet',
+    });
+    expect((await orderRow(db, 'o16q')).status).toBe('awaiting_payment');
   });
 
   it('17: two different events for the same payment cause one ERP operation', async () => {
