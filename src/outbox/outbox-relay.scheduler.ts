@@ -3,7 +3,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { PgNotifications } from '../database/pg-notifications';
 import { OutboxRelay } from './outbox-relay';
-import { OUTBOX_CHANNEL } from './outbox.types';
+import { OUTBOX_CHANNEL, OUTBOX_ERASURE_CHANNEL } from './outbox.types';
 
 /**
  * Runs the relay every RELAY_POLL_MS and on an `outbox` notification, only on
@@ -39,6 +39,7 @@ export class OutboxRelayScheduler implements OnApplicationBootstrap, OnModuleDes
       setInterval(() => this.tick(), this.config.relay.pollMs),
     );
     await this.notifications.listen(OUTBOX_CHANNEL, () => this.tick());
+    await this.notifications.listen(OUTBOX_ERASURE_CHANNEL, () => void this.relay.recheckErasures());
     this.relay.start(() => this.tick());
     this.tick();
   }

@@ -237,6 +237,12 @@ export class OutboxRelay implements RelayIntake {
   private readonly starved = new Set<string>();
   private readonly streaks = new Map<string, DownStreak>();
   private wakeOnRoom?: () => void;
+  /** Entries this relay holds and has not started sending, by id: an erasure's notice re-reads their recipients. */
+  private readonly unsent = new Map<string, OutboxEntry>();
+  /** Held entries an erasure blanked: settled `dead` ('erased') when their turn comes, never sent. */
+  private readonly erased = new Set<string>();
+  /** Re-reads in flight: a request waits for them before it starts. */
+  private readonly rechecks = new Set<Promise<void>>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -288,6 +294,25 @@ export class OutboxRelay implements RelayIntake {
       .catch((error: Error) => this.logger.error({ err: error.message }, 'relay round failed'))
       .finally(() => this.handedRounds.delete(round));
     this.handedRounds.add(round);
+  }
+
+  /**
+   * An erasure committed (OUTBOX_ERASURE_CHANNEL): finds which entries this relay holds unsent
+   * had their recipient blanked, so they are never sent from the copy claimed before. A request
+   * that starts meanwhile waits for the answer; one already started goes out (operations.md).
+   */
+  recheckErasures(): Promise<void> {
+    const ids = [...this.unsent.keys()];
+    if (ids.length === 0) return Promise.resolve();
+    const check: Promise<void> = this.repository
+      .erasedAmong(ids)
+      .then((found) => {
+        for (const id of found) if (this.unsent.has(id)) this.erased.add(id);
+      })
+      .catch((error: Error) => this.logger.error({ err: error.message }, 'could not re-read recipients after an erasure'))
+      .finally(() => this.rechecks.delete(check));
+    this.rechecks.add(check);
+    return check;
   }
 
   /** One round. Returns how many entries it claimed or held back (0: nothing due, or nothing may go). */
@@ -412,8 +437,12 @@ export class OutboxRelay implements RelayIntake {
     }
     const limit = this.limit(entry.destination, destination);
     const facts: AttemptFacts = {};
+    this.unsent.set(entry.id, entry);
     try {
       const result = await limit.run(entry.tenantId, async () => {
+        this.unsent.delete(entry.id);
+        if (this.rechecks.size > 0) await Promise.all(this.rechecks);
+        if (this.erased.has(entry.id)) return { kind: 'dead' as const, error: 'erased' };
         const now = this.clock.now().getTime();
         if (now > sendBy) return 'deferred: the round ran out of lease time';
         if (!watch.mayStart(now)) return 'deferred: the destination looked down or asked for a pause in this round';
@@ -438,6 +467,8 @@ export class OutboxRelay implements RelayIntake {
       if (timedOut) watch.see(result, this.clock.now().getTime());
       return Object.assign(this.outcome(entry, result), facts);
     } finally {
+      this.unsent.delete(entry.id);
+      this.erased.delete(entry.id);
       if (this.starved.has(entry.destination) && this.room(entry.destination) > 0) {
         this.starved.delete(entry.destination);
         this.wakeOnRoom?.();

@@ -263,14 +263,18 @@ function pruneOldestCreated(where: string): string {
 
 // ---- Erasure (an operator's use case in the orders module, in its transaction) ----
 
+/** Which of the entries $1 a relay holds lost their recipient to an erasure (ERASE_RECIPIENTS) since it claimed them. */
+export const ERASED_AMONG = `
+  SELECT id FROM outbox WHERE id = ANY($1::bigint[]) AND destination = 'email' AND payload->>'to' = ''`;
+
 /**
  * Blanks the recipient of the e-mail entries among operation keys $1 (unique index
  * outbox_operation_key); one not sent yet becomes `dead` with last_error 'erased' (a dead
  * one too), so no later attempt or operator's retry sends it (the retry is refused from the
  * blank recipient, ADMIN_OUTBOX_LOCK). One a relay holds right now (`delivering`) keeps its
  * lease: its outcome and history are recorded as they happen, and a later attempt finds no
- * recipient. The request that relay has started, or starts from the copy it claimed, still
- * goes out (operations.md).
+ * recipient. That relay re-reads the recipients it holds unsent on the erasure's notice
+ * (OutboxRelay.recheckErasures); a request it has already started still goes out (operations.md).
  * Returns every entry of the keys, e-mail or not, with its source event: the inbox payloads
  * behind them are erased too.
  */

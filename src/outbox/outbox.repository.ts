@@ -6,6 +6,7 @@ import {
   CLAIM_OUTBOX,
   ENSURE_DESTINATIONS,
   ERASE_RECIPIENTS,
+  ERASED_AMONG,
   HANDED_OUTBOX,
   PRUNE_ABANDONED,
   PRUNE_DELIVERED,
@@ -15,7 +16,7 @@ import {
 } from './outbox.queries';
 import { queryPrepared } from '../database/prepared-statement';
 import { UnitOfWork } from '../database/unit-of-work';
-import { OutboxStatus } from './outbox.types';
+import { OUTBOX_ERASURE_CHANNEL, OutboxStatus } from './outbox.types';
 
 /** The outcome of one claimed attempt, as it will be stored. */
 export interface OutboxOutcome {
@@ -154,6 +155,12 @@ export class OutboxRepository {
     return rows[0].n;
   }
 
+  /** The ids among `ids` whose e-mail recipient an erasure blanked (ERASED_AMONG). */
+  async erasedAmong(ids: string[]): Promise<string[]> {
+    const rows: { id: string }[] = await this.dataSource.query(ERASED_AMONG, [ids]);
+    return rows.map((r) => String(r.id));
+  }
+
   /** Retention: deletes up to `limit` dead or unresolved entries created before `before` (see PRUNE_ABANDONED). */
   async pruneAbandoned(before: Date, limit: number): Promise<number> {
     const rows: { n: number }[] = await this.dataSource.query(PRUNE_ABANDONED, [before, limit]);
@@ -163,6 +170,8 @@ export class OutboxRepository {
   /** Erasure, in the caller's transaction: see ERASE_RECIPIENTS. */
   async eraseRecipients(tx: UnitOfWork, operationKeys: string[]): Promise<{ entries: number; blanked: number; sourceEventIds: string[] }> {
     const rows: { id: string; source_event_id: string | null; blanked: boolean }[] = await tx.query(ERASE_RECIPIENTS, [operationKeys]);
+    // Sent at the commit, to every relay (this instance's too): a copy one already claimed is not sent.
+    if (rows.some((r) => r.blanked)) await tx.query(`SELECT pg_notify($1, '')`, [OUTBOX_ERASURE_CHANNEL]);
     return {
       entries: rows.length,
       blanked: rows.filter((r) => r.blanked).length,

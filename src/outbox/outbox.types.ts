@@ -1,6 +1,12 @@
 /** The NOTIFY channel that wakes the relays: after new entries or a re-queue commit, before the next poll. */
 export const OUTBOX_CHANNEL = 'outbox';
 
+/**
+ * Notified by an erasure's transaction when it blanked an e-mail recipient, delivered at its
+ * commit: every relay re-reads the recipients of the entries it holds and has not sent yet.
+ */
+export const OUTBOX_ERASURE_CHANNEL = 'outbox_erasure';
+
 export type OutboxStatus = 'pending' | 'delivering' | 'delivered' | 'unresolved' | 'dead';
 
 // ---- Operator reads and repairs (OutboxAdminService) ----
