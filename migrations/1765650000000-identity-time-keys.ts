@@ -20,9 +20,16 @@ import { addColumn, buildIndexConcurrently, runLong, runWithLockTimeout } from '
  *   (TIME_KEYS_LEAD_MS) and drops the old constraint: events stated from then on are keyed by time;
  *   any event stated earlier keeps identity_at NULL, so a resend of a row written before the
  *   switch still meets it.
- * - on an empty inbox (a new install) the migration switches at once, from -infinity: under the
- *   table's lock, so no row an old instance commits meanwhile is left with a NULL key.
+ * - on a new install (an inbox that never held a row: its id sequence was never used) the
+ *   migration switches at once, from -infinity: under the table's lock, so no row an old
+ *   instance commits meanwhile is left with a NULL key. An upgraded inbox that retention
+ *   happens to have emptied is not new: instances of the previous version may still run, and
+ *   with the old constraint dropped under them they would answer 503 to every webhook.
  */
+/** No row now, and none ever: the id sequence was never called (a deleted row used it). */
+const NEVER_USED = `NOT EXISTS (SELECT 1 FROM webhook_inbox)
+  AND pg_sequence_last_value(pg_get_serial_sequence('webhook_inbox', 'id')::regclass) IS NULL`;
+
 export class IdentityTimeKeys1765650000000 implements MigrationInterface {
   name = 'IdentityTimeKeys1765650000000';
   transaction = false;
@@ -41,15 +48,15 @@ export class IdentityTimeKeys1765650000000 implements MigrationInterface {
       'ON webhook_inbox (identity_at, source_scope, event_id) NULLS NOT DISTINCT',
       'UNIQUE INDEX',
     );
-    // A populated inbox is never locked here; an empty one is, and looked at again under the lock.
-    const [{ empty }] = await q.query(`SELECT NOT EXISTS (SELECT 1 FROM webhook_inbox) AS empty`);
-    if (empty) {
+    // A used inbox is never locked here; a new one is, and looked at again under the lock.
+    const [{ fresh }] = await q.query(`SELECT ${NEVER_USED} AS fresh`);
+    if (fresh) {
       await runWithLockTimeout(
         q,
         `
         DO $$ BEGIN
           LOCK TABLE webhook_inbox IN ACCESS EXCLUSIVE MODE;
-          IF NOT EXISTS (SELECT 1 FROM webhook_inbox) THEN
+          IF ${NEVER_USED} THEN
             INSERT INTO webhook_inbox_time_keys (keyed_from) VALUES ('-infinity') ON CONFLICT DO NOTHING;
             ALTER TABLE webhook_inbox DROP CONSTRAINT IF EXISTS webhook_inbox_identity;
           END IF;

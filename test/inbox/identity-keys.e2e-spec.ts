@@ -197,3 +197,37 @@ describe('identity keys across the upgrade of a populated inbox, and the switch'
     expect(await db.query(`SELECT count(*)::int AS n FROM pg_constraint WHERE conname = 'webhook_inbox_identity'`)).toEqual([{ n: 1 }]);
   });
 });
+
+describe('identity keys: an upgraded inbox that retention emptied', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it('is not a new install: the migration keeps the id-only constraint (instances of the previous version still insert against it)', async () => {
+    // The schema before migration 1765650000000, whose last row retention deleted.
+    await db.query(`
+      DELETE FROM schema_migrations WHERE name = 'IdentityTimeKeys1765650000000';
+      DROP TABLE webhook_inbox_time_keys;
+      DROP INDEX webhook_inbox_identity_time;
+      ALTER TABLE webhook_inbox DROP COLUMN identity_at;
+      ALTER TABLE webhook_inbox ADD CONSTRAINT webhook_inbox_identity UNIQUE (source_scope, event_id);
+      INSERT INTO webhook_inbox (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload, payload_sha256,
+                                 verified_with, status, completed_at)
+      VALUES ('${SCOPE}', 'evt_gone', 'acme', 'stripe', 'stripe-acme', 'payment_intent.succeeded', '{}', repeat('0', 64),
+              's', 'done', now());
+      DELETE FROM webhook_inbox`);
+    const dataSource = createDataSource(db.url, 2);
+    await dataSource.initialize();
+    try {
+      await runMigrations(dataSource);
+    } finally {
+      await dataSource.destroy();
+    }
+    expect(await db.query(`SELECT count(*)::int AS n FROM pg_constraint WHERE conname = 'webhook_inbox_identity'`)).toEqual([{ n: 1 }]);
+    expect(await db.query(`SELECT keyed_from FROM webhook_inbox_time_keys`)).toEqual([]);
+  });
+});
