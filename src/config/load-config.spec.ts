@@ -49,7 +49,14 @@ describe('loadConfig', () => {
     expect(config.port).toBe(3000);
     expect(config.databaseUrl).toBeUndefined();
     expect([...config.roles]).toEqual(['api', 'worker', 'relay', 'maintenance']);
-    expect(config.worker).toEqual({ pollMs: 1000, coalesceMs: 10, leaseMs: 30000, maxAttempts: 10, waitMs: 72 * 3600_000, bulkReplayPerSecond: 1000 });
+    expect(config.worker).toEqual({
+      pollMs: 1000,
+      coalesceMs: 10,
+      leaseMs: 30000,
+      maxAttempts: 10,
+      waitMs: 72 * 3600_000,
+      bulkReplayPerSecond: 1000,
+    });
     expect(config.retry).toEqual({ baseMs: 1000, maxMs: 3600000 });
     expect(config.relay).toEqual({ pollMs: 1000, timeoutMs: 10000, leaseMs: 60000, maxAttempts: 12 });
     expect([...config.destinations.keys()]).toEqual(['erp', 'email']);
