@@ -17,6 +17,9 @@ import type { HandOver, RelayIntake } from './relay-intake.port';
 /** Rows claimed per destination per round: small enough that a round finishes well within a lease. */
 export const RELAY_BATCH_SIZE = 64;
 
+/** A held entry whose recipient an erasure blanked (OutboxRelay.recheckErasures): settled, never sent. */
+const ERASED = Symbol('erased');
+
 /** Handed-over rounds in flight at most; past it, entries are written pending for the claim. */
 const MAX_HANDED_ROUNDS = 4;
 
@@ -241,6 +244,8 @@ export class OutboxRelay implements RelayIntake {
   private readonly unsent = new Map<string, OutboxEntry>();
   /** Held entries an erasure blanked: settled `dead` ('erased') when their turn comes, never sent. */
   private readonly erased = new Set<string>();
+  /** Held entries a failed re-read could not clear: handed back unsent, for a claim that reads them again. */
+  private readonly unverified = new Set<string>();
   /** Re-reads in flight: a request waits for them before it starts. */
   private readonly rechecks = new Set<Promise<void>>();
 
@@ -289,6 +294,7 @@ export class OutboxRelay implements RelayIntake {
   /** Entries committed already claimed under `handOver`: sent and recorded as a claimed round's. */
   handedOver(handOver: HandOver, entries: OutboxEntry[]): void {
     if (entries.length === 0) return;
+    this.hold(entries);
     const round = this.deliver(handOver.lease, handOver.until, entries)
       // As when a claimed round fails (the database is down): the lease expires and a claim takes them over.
       .catch((error: Error) => this.logger.error({ err: error.message }, 'relay round failed'))
@@ -309,7 +315,11 @@ export class OutboxRelay implements RelayIntake {
       .then((found) => {
         for (const id of found) if (this.unsent.has(id)) this.erased.add(id);
       })
-      .catch((error: Error) => this.logger.error({ err: error.message }, 'could not re-read recipients after an erasure'))
+      .catch((error: Error) => {
+        // Fail closed: none of them goes out from its claimed copy; the next claim reads them as they are now.
+        for (const id of ids) if (this.unsent.has(id)) this.unverified.add(id);
+        this.logger.error({ err: error.message }, 'could not re-read recipients after an erasure');
+      })
       .finally(() => this.rechecks.delete(check));
     this.rechecks.add(check);
     return check;
@@ -337,6 +347,8 @@ export class OutboxRelay implements RelayIntake {
     }
     const claimedAt = this.clock.now();
     const { entries, held } = await this.repository.claim(lease, claimedAt, leaseMs, budgets, RELAY_BATCH_SIZE);
+    // Held from here: an erasure's notice during the statements before the sends re-reads them too.
+    this.hold(entries);
     const claimed = new Map<string, number>();
     const tenants = new Map<string, Set<string>>();
     for (const e of entries) {
@@ -349,12 +361,23 @@ export class OutboxRelay implements RelayIntake {
     for (const name of budgets.keys()) this.solo(name, (tenants.get(name)?.size ?? 0) <= 1);
     this.backlog = held.length >= RELAY_BATCH_SIZE || [...budgets].some(([name, budget]) => (claimed.get(name) ?? 0) >= budget);
     const full = this.backlog;
-    await this.gates.giveBack(admissions, claimed);
+    try {
+      await this.gates.giveBack(admissions, claimed);
+    } catch (error) {
+      // Not sent: their lease expires and a claim takes them over.
+      for (const e of entries) this.unsent.delete(e.id);
+      throw error;
+    }
     for (const h of held) this.metrics.heldBack(h.destination);
     if (entries.length > 0) await this.deliver(lease, new Date(claimedAt.getTime() + leaseMs), entries);
     // Read by the scheduler as this round ends (an overlapping round's claim may have written it meanwhile).
     this.full = full;
     return entries.length + held.length;
+  }
+
+  /** Entries claimed by (or handed over to) this relay, not yet sent: what an erasure's notice re-reads. */
+  private hold(entries: OutboxEntry[]): void {
+    for (const e of entries) this.unsent.set(e.id, e);
   }
 
   /** A token per round, not per instance: two overlapping rounds must not pass each other's fence. */
@@ -393,7 +416,7 @@ export class OutboxRelay implements RelayIntake {
       for (const [i, outcome] of outcomes.entries()) {
         const entry = entries[i];
         const lost = !recorded.has(outcome.id);
-        const counted = lost ? 'lost_lease' : outcome.deferred ? 'deferred' : outcome.status === 'pending' ? 'retry' : outcome.status;
+        const counted = lost ? 'lost_lease' : outcome.status === 'pending' ? (outcome.deferred ? 'deferred' : 'retry') : outcome.status;
         this.metrics.outcome(entry.destination, counted);
         if (trace) {
           trace.recorded(entry, counted, outcome.statusCode);
@@ -433,16 +456,18 @@ export class OutboxRelay implements RelayIntake {
     const destination = this.destinations.get(entry.destination);
     if (!destination) {
       // Only registered destinations are claimed; kept for safety, bounded by the attempt limit.
+      this.unsent.delete(entry.id);
       return this.outcome(entry, { kind: 'retry', error: `no destination "${entry.destination}"`, outcomeUnknown: false });
     }
     const limit = this.limit(entry.destination, destination);
     const facts: AttemptFacts = {};
-    this.unsent.set(entry.id, entry);
     try {
       const result = await limit.run(entry.tenantId, async () => {
+        // Held (and so in every re-read that starts) until each re-read in flight has answered for it.
+        while (this.rechecks.size > 0) await Promise.all(this.rechecks);
         this.unsent.delete(entry.id);
-        if (this.rechecks.size > 0) await Promise.all(this.rechecks);
-        if (this.erased.has(entry.id)) return { kind: 'dead' as const, error: 'erased' };
+        if (this.erased.has(entry.id)) return ERASED;
+        if (this.unverified.has(entry.id)) return 'deferred: its recipient could not be re-read after an erasure';
         const now = this.clock.now().getTime();
         if (now > sendBy) return 'deferred: the round ran out of lease time';
         if (!watch.mayStart(now)) return 'deferred: the destination looked down or asked for a pause in this round';
@@ -451,6 +476,7 @@ export class OutboxRelay implements RelayIntake {
         return answer;
       });
       if (typeof result === 'string') return this.deferred(entry, result);
+      if (result === ERASED) return this.erasedOutcome(entry);
       return Object.assign(this.outcome(entry, result), facts);
     } catch (error) {
       // A destination bug must not stall the batch; the entry stays uncertain. A request past its
@@ -469,6 +495,7 @@ export class OutboxRelay implements RelayIntake {
     } finally {
       this.unsent.delete(entry.id);
       this.erased.delete(entry.id);
+      this.unverified.delete(entry.id);
       if (this.starved.has(entry.destination) && this.room(entry.destination) > 0) {
         this.starved.delete(entry.destination);
         this.wakeOnRoom?.();
@@ -526,6 +553,18 @@ export class OutboxRelay implements RelayIntake {
       status: 'pending',
       nextAttemptAt: this.clock.now(),
       lastError: why,
+      outcomeUnknown: entry.outcomeUnknown,
+      deferred: true,
+    };
+  }
+
+  /** Not sent, ever: its recipient was erased while this relay held it. No attempt counts; an earlier attempt's unknown outcome stays on record. */
+  private erasedOutcome(entry: OutboxEntry): OutboxOutcome {
+    return {
+      id: entry.id,
+      attempts: entry.attempts,
+      status: 'dead',
+      lastError: 'erased',
       outcomeUnknown: entry.outcomeUnknown,
       deferred: true,
     };
