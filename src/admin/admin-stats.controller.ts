@@ -49,6 +49,7 @@ export class AdminStatsController {
       inbox: {
         byStatus: inbox.byStatus,
         oldestPendingAgeSeconds: ageSeconds(now, inbox.oldestPendingReceivedAt),
+        waiting: inbox.waiting,
         quarantined: inbox.byStatus.quarantined ?? 0,
         retrying: inbox.retrying,
         maxAttempts: inbox.maxAttempts,

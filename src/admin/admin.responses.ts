@@ -297,7 +297,10 @@ export const stats = named(
     at: instant,
     inbox: obj({
       byStatus: counts,
-      oldestPendingAgeSeconds: z.number(),
+      oldestPendingAgeSeconds: z.number().describe('of the oldest pending event not waiting (0 when none)'),
+      waiting: z
+        .number()
+        .describe('pending events that are early and wait for an earlier one (a refund for its payment), without counting attempts'),
       quarantined: z.number(),
       retrying: z.number(),
       maxAttempts: z.number(),

@@ -38,4 +38,11 @@ describe('waitDelayMs', () => {
     expect(waitDelayMs(80_000, policy, () => 0.999999)).toBe(9999);
     expect(waitDelayMs(72 * 3600_000, policy, () => 0.999999)).toBe(59_999);
   });
+
+  it('looks again within 15 minutes however long the policy cap (a refund lags its late payment that long at most)', () => {
+    const hourCap = { baseMs: 1000, maxMs: 3600_000 };
+    expect(waitDelayMs(40 * 60_000, hourCap, () => 0.999999)).toBe(299_999);
+    expect(waitDelayMs(72 * 3600_000, hourCap, () => 0)).toBe(450_000);
+    expect(waitDelayMs(72 * 3600_000, hourCap, () => 0.999999)).toBe(899_999);
+  });
 });

@@ -22,12 +22,19 @@ export function backoffDelayMs(attempt: number, policy: BackoffPolicy, random: (
 export const MAX_RETRY_AFTER_MS = 24 * 3600_000;
 
 /**
- * When an event that waits for another (WaitingError) is looked at again: an eighth of its age,
- * between the policy's base and cap, half of it jittered. Early waits (a checkout racing its
- * webhook) retry within seconds; one that has waited a day retries every policy cap (an hour by
- * default), a few dozen looks over Stripe's 3-day retry window.
+ * The longest gap between two looks at a waiting event: what it may lag behind the event it waits
+ * for once that one is applied (a refund behind its late payment).
+ */
+export const MAX_WAIT_LOOK_MS = 15 * 60_000;
+
+/**
+ * When an event that waits for another (WaitingError) is looked at again: 1/16 to 1/8 of its age
+ * (an eighth, half of it jittered), at least the policy's base, at most its cap and
+ * MAX_WAIT_LOOK_MS. Early waits (a checkout racing its webhook) retry within seconds; one that
+ * has waited hours, every 7.5 to 15 minutes: a few hundred cheap looks over Stripe's 3-day
+ * retry window, each a claim and a rolled-back transaction.
  */
 export function waitDelayMs(ageMs: number, policy: BackoffPolicy, random: () => number = Math.random): number {
-  const ceiling = Math.min(policy.maxMs, Math.max(policy.baseMs, Math.floor(ageMs / 8)));
+  const ceiling = Math.min(policy.maxMs, MAX_WAIT_LOOK_MS, Math.max(policy.baseMs, Math.floor(ageMs / 8)));
   return Math.floor(ceiling / 2 + (random() * ceiling) / 2);
 }

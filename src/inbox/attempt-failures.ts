@@ -65,7 +65,7 @@ export class AttemptFailures {
       // Counting these would quarantine a refund minutes after it overtook its payment, which the
       // sender may deliver days later: the attempt limit is for failures, not for early events.
       const until = new Date(now.getTime() + waitDelayMs(now.getTime() - event.receivedAt.getTime(), this.config.retry));
-      const held = await this.repository.defer(event.lease, [{ id: event.id, until, why: message }]);
+      const held = await this.repository.defer(event.lease, [{ id: event.id, until, why: message }], true);
       if (!held.has(event.id)) return 'lost_lease';
       this.logger.log({ ...log, err: message, nextAttemptAt: until.toISOString() }, 'event is early: waits, no attempt counted');
       return 'waiting';

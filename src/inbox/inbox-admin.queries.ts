@@ -77,8 +77,15 @@ export function adminReplayBatch(filterSql: string, idsParam: string, nowParam: 
 }
 
 /** Open backlog via the partial indexes (pending, processing, quarantined); never scans done rows. */
+/**
+ * The oldest pending age leaves out early events waiting for an earlier one (status_reason
+ * 'waiting', counted apart): a refund that waits days for its payment is not a stuck queue.
+ */
 export const ADMIN_BACKLOG = `
-  SELECT 'pending' AS status, count(*)::int AS n, min(received_at) AS oldest FROM webhook_inbox WHERE status = 'pending'
+  SELECT 'pending' AS status, count(*)::int AS n, min(received_at) FILTER (WHERE status_reason IS DISTINCT FROM 'waiting') AS oldest
+    FROM webhook_inbox WHERE status = 'pending'
+  UNION ALL
+  SELECT 'waiting', count(*)::int, NULL FROM webhook_inbox WHERE status = 'pending' AND status_reason = 'waiting'
   UNION ALL
   SELECT 'processing', count(*)::int, NULL FROM webhook_inbox WHERE status = 'processing'
   UNION ALL
@@ -88,8 +95,11 @@ export const ADMIN_BACKLOG = `
 export const ADMIN_STATS_BY_STATUS = `
   SELECT status, count(*)::int AS n FROM webhook_inbox WHERE ($1::text[] IS NULL OR tenant_id = ANY($1)) GROUP BY status`;
 
+/** Early events waiting for an earlier one left out of the oldest, and counted (ADMIN_BACKLOG). */
 export const ADMIN_STATS_OLDEST_PENDING = `
-  SELECT min(received_at) AS oldest FROM webhook_inbox WHERE status = 'pending' AND ($1::text[] IS NULL OR tenant_id = ANY($1))`;
+  SELECT min(received_at) FILTER (WHERE status_reason IS DISTINCT FROM 'waiting') AS oldest,
+         count(*) FILTER (WHERE status_reason = 'waiting')::int AS waiting
+    FROM webhook_inbox WHERE status = 'pending' AND ($1::text[] IS NULL OR tenant_id = ANY($1))`;
 
 export const ADMIN_STATS_ATTEMPTS = `
   SELECT count(*) FILTER (WHERE status = 'pending' AND attempts > 0)::int AS retrying,
@@ -263,13 +273,15 @@ export const ACTIVITY_BY_MINUTE = `
     FROM accepted FULL JOIN settled USING (minute, scope, tenant_id)`;
 
 /**
- * Open rows (pending, processing) per endpoint and tenant, and the oldest pending one:
+ * Open rows (pending, processing) per endpoint and tenant, and the oldest pending one (not
+ * waiting, as in ADMIN_BACKLOG):
  * one branch per status, so each reads its partial index (webhook_inbox_due,
  * webhook_inbox_leased); `status IN (...)` matches neither and scans the table (2 s at 10M rows).
  */
 export const BACKLOG_BY_ENDPOINT = `
   SELECT scope, tenant_id, sum(n)::int AS backlog, min(oldest) AS oldest FROM (
-    SELECT endpoint_id AS scope, tenant_id, count(*) AS n, min(received_at) AS oldest FROM webhook_inbox WHERE status = 'pending' GROUP BY 1, 2
+    SELECT endpoint_id AS scope, tenant_id, count(*) AS n, min(received_at) FILTER (WHERE status_reason IS DISTINCT FROM 'waiting') AS oldest
+      FROM webhook_inbox WHERE status = 'pending' GROUP BY 1, 2
     UNION ALL
     SELECT endpoint_id, tenant_id, count(*), NULL FROM webhook_inbox WHERE status = 'processing' GROUP BY 1, 2
   ) open GROUP BY 1, 2`;

@@ -322,6 +322,7 @@ export class InboxAdminRepository {
       pending: by.get('pending')?.n ?? 0,
       processing: by.get('processing')?.n ?? 0,
       quarantined: by.get('quarantined')?.n ?? 0,
+      waiting: by.get('waiting')?.n ?? 0,
       oldestPendingReceivedAt: by.get('pending')?.oldest ?? null,
     };
   }
@@ -330,7 +331,7 @@ export class InboxAdminRepository {
     const scope = [tenants ?? null];
     const [byStatus, oldest, attempts, failures, latency] = await Promise.all([
       this.dataSource.query(ADMIN_STATS_BY_STATUS, scope) as Promise<{ status: string; n: number }[]>,
-      this.dataSource.query(ADMIN_STATS_OLDEST_PENDING, scope) as Promise<{ oldest: Date | null }[]>,
+      this.dataSource.query(ADMIN_STATS_OLDEST_PENDING, scope) as Promise<{ oldest: Date | null; waiting: number }[]>,
       this.dataSource.query(ADMIN_STATS_ATTEMPTS, scope) as Promise<{ retrying: number; max_attempts: number }[]>,
       this.dataSource.query(ADMIN_STATS_FAILURES, scope) as Promise<{ provider: string; type: string; error: string; n: number }[]>,
       this.dataSource.query(ADMIN_STATS_LATENCY, [latencySince, tenants ?? null]) as Promise<{ completed: number; p: number[] | null }[]>,
@@ -338,6 +339,7 @@ export class InboxAdminRepository {
     const p = latency[0].p;
     return {
       byStatus: Object.fromEntries(byStatus.map((r) => [r.status, r.n])),
+      waiting: oldest[0].waiting,
       oldestPendingReceivedAt: oldest[0].oldest,
       retrying: attempts[0].retrying,
       maxAttempts: attempts[0].max_attempts,

@@ -238,6 +238,7 @@ function claimStatement(limited: boolean): string {
   ), claimed AS (
     UPDATE webhook_inbox i
        SET status = 'processing',
+           status_reason = NULL,
            locked_by = $2,
            locked_until = $1::timestamptz + $4 * interval '1 millisecond',
            attempts = i.attempts + (i.status = 'processing')::int,
@@ -323,11 +324,12 @@ export const RECORD_READINGS = `
 
 /**
  * Hands events held by claim $4 back to pending, due at $2, without counting an
- * attempt: their confirm read had no answer or no budget yet (the reason in last_error).
+ * attempt: their confirm read had no answer or no budget yet, or they are early
+ * (status_reason $5 = 'waiting': left out of the oldest pending age); why in last_error.
  */
 export const DEFER = `
   UPDATE webhook_inbox i
-     SET status = 'pending', next_attempt_at = v.due, last_error = v.why, locked_by = NULL, locked_until = NULL
+     SET status = 'pending', status_reason = $5::text, next_attempt_at = v.due, last_error = v.why, locked_by = NULL, locked_until = NULL
     FROM unnest($1::bigint[], $2::timestamptz[], $3::text[]) AS v(id, due, why)
    WHERE i.id = v.id AND i.locked_by = $4
   RETURNING i.id`;

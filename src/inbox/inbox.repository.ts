@@ -281,13 +281,14 @@ export class InboxRepository {
     await this.dataSource.query(RECORD_READINGS, [readings.map((r) => r.id), readings.map((r) => JSON.stringify(r.reading)), lease]);
   }
 
-  /** Back to pending without an attempt; resolves with the ids that were still held. */
-  async defer(lease: string, deferrals: { id: string; until: Date; why: string }[]): Promise<Set<string>> {
+  /** Back to pending without an attempt (`waiting`: an early event); resolves with the ids that were still held. */
+  async defer(lease: string, deferrals: { id: string; until: Date; why: string }[], waiting = false): Promise<Set<string>> {
     const [rows]: [{ id: string }[], number] = await this.dataSource.query(DEFER, [
       deferrals.map((d) => d.id),
       deferrals.map((d) => d.until),
       deferrals.map((d) => d.why),
       lease,
+      waiting ? 'waiting' : null,
     ]);
     return new Set(rows.map((r) => String(r.id)));
   }

@@ -175,12 +175,16 @@ export interface InboxBacklog {
   pending: number;
   processing: number;
   quarantined: number;
-  /** received_at of the oldest pending row, or null. */
+  /** Pending rows that are early events waiting for an earlier one (a refund for its payment), counted in `pending` too. */
+  waiting: number;
+  /** received_at of the oldest pending row not waiting, or null. */
   oldestPendingReceivedAt: Date | null;
 }
 
 export interface InboxStats {
   byStatus: Record<string, number>;
+  /** As in InboxBacklog. */
+  waiting: number;
   oldestPendingReceivedAt: Date | null;
   /** Pending rows that already failed at least once, and the most attempts on any open row. */
   retrying: number;

@@ -50,11 +50,19 @@ export class BacklogMetrics {
     });
     new Gauge({
       name: 'webhook_inbox_oldest_pending_age_seconds',
-      help: 'Age of the oldest pending inbox row since it was accepted (0 when none)',
+      help: 'Age of the oldest pending inbox row since it was accepted, early events waiting for an earlier one left out (0 when none)',
       registers: [registry],
       async collect() {
         const s = await self.snapshot();
         this.set(age(s.at, s.inbox.oldestPendingReceivedAt));
+      },
+    });
+    new Gauge({
+      name: 'webhook_inbox_waiting',
+      help: 'Pending inbox rows that are early events waiting for an earlier one (a refund for its payment), counted in the pending backlog too',
+      registers: [registry],
+      async collect() {
+        this.set((await self.snapshot()).inbox.waiting);
       },
     });
     new Gauge({

@@ -1,11 +1,12 @@
 import { Injectable, Module } from '@nestjs/common';
+import request from 'supertest';
 import { PermanentError } from '../../src/common/errors';
 import { HandlerOutcome } from '../../src/inbox/inbox.types';
 import { OnWebhookEvent } from '../../src/inbox/on-webhook-event.decorator';
 import { WorkerFaults } from '../../src/inbox/worker-faults';
 import { OrdersService } from '../../src/orders/orders.service';
 import { TestDatabase } from '../support/test-database';
-import { TestApp, useTestApp } from '../support/test-app';
+import { TestApp, useTestApp, VIEWER_TOKEN } from '../support/test-app';
 import {
   chargeRefundedEvent,
   createOrder,
@@ -30,6 +31,8 @@ class TestHandlers {
 
 @Module({ providers: [TestHandlers] })
 class TestHandlersModule {}
+
+const viewer = { Authorization: `Bearer ${VIEWER_TOKEN}` };
 
 describe('worker: processing [scenarios 13, 15-18]', () => {
   let db: TestDatabase;
@@ -221,6 +224,42 @@ describe('worker: processing [scenarios 13, 15-18]', () => {
       last_error: 'WaitingError: order_not_paid_yet',
     });
     expect((await orderRow(db, 'o16q')).status).toBe('awaiting_payment');
+  });
+
+  it('16: a waiting refund is left out of the oldest pending age (it paged WebhookInboxOldestPendingOld for days) and counted apart', async () => {
+    t.clock.offsetMs = 0; // the earlier tests' days are over: received_at is the database's time
+    await createOrder(t, 'o16m');
+    const refund = chargeRefundedEvent({ orderId: 'o16m' });
+    await postStripe(t, refund);
+    await drain(t);
+    expect(await inboxRow(db, refund.id as string)).toMatchObject({ status: 'pending', status_reason: 'waiting' });
+    // It has waited an hour for its payment.
+    await db.query(`UPDATE webhook_inbox SET received_at = received_at - interval '1 hour' WHERE event_id = $1`, [refund.id]);
+
+    const scrape = async () => (await request(t.url).get('/metrics')).text;
+    const stats = async () => (await request(t.url).get('/admin/stats').set(viewer)).body.inbox;
+    const text = await scrape();
+    expect(text).toMatch(/^webhook_inbox_oldest_pending_age_seconds 0$/m);
+    expect(text).toMatch(/^webhook_inbox_waiting 1$/m);
+    expect(text).toMatch(/^webhook_inbox_backlog\{status="pending"\} 1$/m);
+    expect(await stats()).toMatchObject({ oldestPendingAgeSeconds: 0, waiting: 1, byStatus: { pending: 1 } });
+
+    // An event due for work ages as before, whatever waits beside it.
+    const success = paymentIntentEvent('payment_intent.succeeded', { orderId: 'o16m' });
+    await postStripe(t, success);
+    t.clock.advance(400_000);
+    const age = Number(/^webhook_inbox_oldest_pending_age_seconds (\S+)$/m.exec(await scrape())?.[1]);
+    expect(age).toBeGreaterThanOrEqual(400);
+    expect(age).toBeLessThan(3600);
+    expect(await stats()).toMatchObject({ waiting: 1, byStatus: { pending: 2 } });
+    expect((await stats()).oldestPendingAgeSeconds).toBeLessThan(3600);
+
+    // Claimed, it is no longer waiting; applied, it is done with its own reason.
+    await drain(t);
+    t.clock.advance(15 * 60_000);
+    await drain(t);
+    expect(await inboxRow(db, refund.id as string)).toMatchObject({ status: 'done', status_reason: null });
+    expect(await scrape()).toMatch(/^webhook_inbox_waiting 0$/m);
   });
 
   it('17: two different events for the same payment cause one ERP operation', async () => {
