@@ -69,9 +69,12 @@ export class InboxAdminRepository {
     return queryPage(this.dataSource, query, page, toView);
   }
 
-  /** One row of `tenants` (undefined: any); the tenant is part of the lookup, so no other tenant's payload is read. */
-  async get(id: string, tenants: TenantScope, withPayload: boolean): Promise<InboxEventView | undefined> {
-    const rows: AdminRow[] = await this.dataSource.query(
+  /**
+   * One row of `tenants` (undefined: any); the tenant is part of the lookup, so no other tenant's
+   * payload is read. In `tx` when given: an audited read holds one pooled connection, not two.
+   */
+  async get(id: string, tenants: TenantScope, withPayload: boolean, tx?: UnitOfWork): Promise<InboxEventView | undefined> {
+    const rows: AdminRow[] = await (tx ?? this.dataSource).query(
       `SELECT ${ADMIN_VIEW_COLUMNS}${withPayload ? `, ${ADMIN_PAYLOAD_COLUMNS}` : ''} FROM webhook_inbox WHERE ${ROW_IN_SCOPE}`,
       [id, tenants ?? null],
     );

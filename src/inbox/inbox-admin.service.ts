@@ -133,7 +133,7 @@ export class InboxAdminService {
     if (!who) return this.repository.get(id, tenants, false);
     // The read and its audit row (who, which row, when; never the payload) commit together.
     return runInTransaction(this.dataSource, async (tx) => {
-      const event = await this.repository.get(id, tenants, true);
+      const event = await this.repository.get(id, tenants, true, tx);
       if (!event) return undefined;
       await this.audit.record(tx, who, { action: 'inbox.payload_read', target: `inbox:${id}`, reason: 'payload read' });
       return event;

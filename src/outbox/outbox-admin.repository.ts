@@ -52,9 +52,12 @@ export class OutboxAdminRepository {
     );
   }
 
-  /** One entry of `tenants` (undefined: any); the tenant is part of the lookup, so no other tenant's payload is read. */
-  async get(id: string, tenants: TenantScope, withPayload: boolean): Promise<OutboxEntryView | undefined> {
-    const rows: AdminOutboxRow[] = await this.dataSource.query(
+  /**
+   * One entry of `tenants` (undefined: any); the tenant is part of the lookup, so no other tenant's
+   * payload is read. In `tx` when given: an audited read holds one pooled connection, not two.
+   */
+  async get(id: string, tenants: TenantScope, withPayload: boolean, tx?: UnitOfWork): Promise<OutboxEntryView | undefined> {
+    const rows: AdminOutboxRow[] = await (tx ?? this.dataSource).query(
       `SELECT ${ADMIN_OUTBOX_COLUMNS}${withPayload ? ', payload' : ''} FROM outbox WHERE ${ROW_IN_SCOPE}`,
       [id, tenants ?? null],
     );

@@ -75,7 +75,7 @@ export class OutboxAdminService {
     if (!who) return this.repository.get(id, tenants, false);
     // The read and its audit row commit together: no payload leaves without its trace.
     return runInTransaction(this.dataSource, async (tx) => {
-      const entry = await this.repository.get(id, tenants, true);
+      const entry = await this.repository.get(id, tenants, true, tx);
       if (!entry) return undefined;
       await this.audit.record(tx, who, { action: 'outbox.payload_read', target: `outbox:${id}`, reason: 'payload read' });
       return entry;
