@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { TenantScope } from '../common/tenant-scope';
-import { AuditService } from '../audit/audit.service';
+import { AuditRecord, AuditService } from '../audit/audit.service';
 import { InboxAdminService } from '../inbox/inbox-admin.service';
 import { InboxEventView } from '../inbox/inbox.types';
 import { OrdersService } from '../orders/orders.service';
@@ -123,15 +123,16 @@ export class TimelineService {
       });
     }
     for (const a of actions) {
+      const told = limitedTo(a, tenants);
       entries.push({
         at: a.at,
         kind: 'operator_action',
         detail: {
-          actor: a.actor,
+          actor: told ? a.actor : null,
           role: a.role,
           action: a.action,
           target: a.target,
-          reason: a.reason,
+          reason: told ? a.reason : null,
           beforeStatus: a.beforeStatus,
           afterStatus: a.afterStatus,
         },
@@ -141,4 +142,17 @@ export class TimelineService {
     entries.sort((x, y) => x.at.getTime() - y.at.getTime() || RANK[x.kind] - RANK[y.kind]);
     return { event, entries, operations };
   }
+}
+
+/**
+ * Whether a caller limited to `tenants` may see who took action `a` and why. A bulk action (target
+ * `inbox:filter`) may span other tenants, and its reason name them: its actor and reason are shown
+ * only when its filter was limited to the caller's tenants (as a token limited to them is).
+ */
+function limitedTo(a: AuditRecord, tenants: TenantScope): boolean {
+  if (!tenants || a.target !== 'inbox:filter') return true;
+  const filter = (a.details?.filter ?? {}) as { tenant?: string; tenants?: string };
+  if (filter.tenant !== undefined && tenants.includes(filter.tenant)) return true;
+  const listed = filter.tenants?.split(',') ?? [];
+  return listed.length > 0 && listed.every((t) => tenants.includes(t));
 }

@@ -161,6 +161,30 @@ describe('admin tokens limited to tenants, and audited payload reads', () => {
     expect(stats.body.outbox.byStatus).toEqual({ dead: 1 });
   });
 
+  it('shows a bulk action in its timeline without the actor and reason of an operator whose filter spanned other tenants', async () => {
+    await db.query(`UPDATE webhook_inbox SET status = 'quarantined'`);
+    const bulk = await request(t.url)
+      .post('/admin/inbox/replay')
+      .set(op)
+      .send({ filter: { status: 'quarantined' }, dryRun: false, reason: 'globex outage, ticket 4711' });
+    expect(bulk.body.count).toBe(2);
+    const actions = async (who: object) =>
+      (await request(t.url).get(`/admin/inbox/${ids.acme}/timeline`).set(who)).body.entries
+        .filter(
+          (e: { kind: string; detail: { action: string } }) => e.kind === 'operator_action' && e.detail.action === 'inbox.replay_bulk',
+        )
+        .map((e: { detail: object }) => e.detail);
+    expect(await actions(acme)).toMatchObject([
+      // Its own bulk replay (the test before), limited to acme: told in full.
+      { action: 'inbox.replay_bulk', actor: 'acme-ops', reason: 'x' },
+      { action: 'inbox.replay_bulk', actor: null, reason: null, afterStatus: 'pending' },
+    ]);
+    expect(await actions(op)).toMatchObject([
+      { actor: 'acme-ops', reason: 'x' },
+      { actor: 'ops', reason: 'globex outage, ticket 4711' },
+    ]);
+  });
+
   it('signs in: /admin/session names the token and its tenants', async () => {
     const res = await request(t.url).get('/admin/session').set(acme);
     expect(res.status).toBe(200);
