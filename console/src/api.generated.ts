@@ -892,7 +892,10 @@ export interface components {
                 byStatus: {
                     [key: string]: number;
                 };
+                /** @description of the oldest pending event not waiting (0 when none) */
                 oldestPendingAgeSeconds: number;
+                /** @description pending events that are early and wait for an earlier one (a refund for its payment), without counting attempts */
+                waiting: number;
                 quarantined: number;
                 retrying: number;
                 maxAttempts: number;

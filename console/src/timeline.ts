@@ -62,7 +62,8 @@ export function describeEntry(entry: TimelineEntry): { title: string; facts: str
     }
     case 'operator_action':
       return {
-        title: `${d.actor} (${d.role}): ${d.action}`,
+        // No actor for a token limited to tenants when the action spanned others.
+        title: `${d.actor ?? 'an operator'} (${d.role}): ${d.action}`,
         facts: facts([
           ['reason', d.reason],
           ['status', d.beforeStatus || d.afterStatus ? `${d.beforeStatus ?? '?'} → ${d.afterStatus ?? '?'}` : null],
