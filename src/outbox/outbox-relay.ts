@@ -294,6 +294,15 @@ export class OutboxRelay implements RelayIntake {
   /** Entries committed already claimed under `handOver`: sent and recorded as a claimed round's. */
   handedOver(handOver: HandOver, entries: OutboxEntry[]): void {
     if (entries.length === 0) return;
+    if (this.stopped) {
+      // Its transaction took the hand-over before stop() and committed after it: not sent by an
+      // instance on its way out (nor left claimed until the lease ends), but back for any relay's claim.
+      const back = entries.map((e) => this.deferred(e, 'deferred: the relay was stopping'));
+      this.repository
+        .record(handOver.lease, this.clock.now(), back)
+        .catch((error: Error) => this.logger.warn({ err: error.message }, 'could not hand entries back; their lease expires'));
+      return;
+    }
     this.hold(entries);
     const round = this.deliver(handOver.lease, handOver.until, entries)
       // As when a claimed round fails (the database is down): the lease expires and a claim takes them over.

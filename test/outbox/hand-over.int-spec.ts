@@ -239,6 +239,34 @@ describe('outbox: entries handed over to the relay of the instance that writes t
     expect([...email.effects.keys()].filter((k) => k === receipt('h5'))).toHaveLength(1);
   });
 
+  it('entries committed after their relay began stopping are handed back pending at once, never sent by the stopping instance', async () => {
+    const stopping = await startTestApp({
+      databaseUrl: db.url,
+      env: { ERP_URL: erp.url, EMAIL_URL: email.sendUrl, RELAY_LEASE_MS: '600000', RELAY_POLL_MS: '600000', ROLES: 'api,relay' },
+    });
+    try {
+      await relay(stopping).runOnce();
+      const before = erp.requests.length;
+      // The transaction takes its hand-over at its first write; the relay stops before it commits.
+      await transition(stopping, 'h-stop', 'paid', () => relay(stopping).stop());
+      await waitFor('the entries handed back', async () => {
+        const rows = await db.query(`SELECT 1 FROM outbox WHERE operation_key = ANY($1) AND status = 'pending' AND locked_by IS NULL`, [
+          [paid('h-stop'), receipt('h-stop')],
+        ]);
+        return rows.length === 2;
+      });
+      expect(await db.query(`SELECT attempts, last_error FROM outbox WHERE operation_key = $1`, [paid('h-stop')])).toEqual([
+        { attempts: 0, last_error: 'deferred: the relay was stopping' },
+      ]);
+      expect(erp.requests.length).toBe(before);
+    } finally {
+      await stopping.close();
+    }
+    // Any relay takes them at once (a lease of 10 minutes would have held them that long).
+    await relay(other).runOnce();
+    expect(erp.posts(paid('h-stop'))).toHaveLength(1);
+  });
+
   it('an instance without the relay role writes pending entries for any relay to claim', async () => {
     const handOver = jest.spyOn(relay(other), 'handOver');
     await transition(other, 'h6', 'paid');
