@@ -33,6 +33,20 @@ const rowsOf = (db: TestDatabase, eventId: string) =>
     [eventId],
   );
 
+/** The schema before migration 1765650000000, holding one settled event `eventId` an older version accepted. */
+function schemaBeforeTimeKeys(eventId: string): string {
+  return `
+    DELETE FROM schema_migrations WHERE name = 'IdentityTimeKeys1765650000000';
+    DROP TABLE webhook_inbox_time_keys;
+    DROP INDEX webhook_inbox_identity_time;
+    ALTER TABLE webhook_inbox DROP COLUMN identity_at;
+    ALTER TABLE webhook_inbox ADD CONSTRAINT webhook_inbox_identity UNIQUE (source_scope, event_id);
+    INSERT INTO webhook_inbox (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload, payload_sha256,
+                               verified_with, status, completed_at)
+    VALUES ('${SCOPE}', '${eventId}', 'acme', 'stripe', 'stripe-acme', 'payment_intent.succeeded', '{}', repeat('0', 64),
+            's', 'done', now())`;
+}
+
 describe('identity keys on a new install: led by the stated time', () => {
   let db: TestDatabase;
   let t: TestApp;
@@ -91,17 +105,7 @@ describe('identity keys across the upgrade of a populated inbox, and the switch'
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    // The schema before migration 1765650000000, holding one event an older version accepted.
-    await db.query(`
-      DELETE FROM schema_migrations WHERE name = 'IdentityTimeKeys1765650000000';
-      DROP TABLE webhook_inbox_time_keys;
-      DROP INDEX webhook_inbox_identity_time;
-      ALTER TABLE webhook_inbox DROP COLUMN identity_at;
-      ALTER TABLE webhook_inbox ADD CONSTRAINT webhook_inbox_identity UNIQUE (source_scope, event_id);
-      INSERT INTO webhook_inbox (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload, payload_sha256,
-                                 verified_with, status, completed_at)
-      VALUES ('${SCOPE}', 'evt_legacy', 'acme', 'stripe', 'stripe-acme', 'payment_intent.succeeded', '{}', repeat('0', 64),
-              's', 'done', now())`);
+    await db.query(schemaBeforeTimeKeys('evt_legacy'));
     first = await startTestApp({ endpoints, databaseUrl: db.url });
   });
   afterAll(async () => {
@@ -208,18 +212,8 @@ describe('identity keys: an upgraded inbox that retention emptied', () => {
   });
 
   it('is not a new install: the migration keeps the id-only constraint (instances of the previous version still insert against it)', async () => {
-    // The schema before migration 1765650000000, whose last row retention deleted.
-    await db.query(`
-      DELETE FROM schema_migrations WHERE name = 'IdentityTimeKeys1765650000000';
-      DROP TABLE webhook_inbox_time_keys;
-      DROP INDEX webhook_inbox_identity_time;
-      ALTER TABLE webhook_inbox DROP COLUMN identity_at;
-      ALTER TABLE webhook_inbox ADD CONSTRAINT webhook_inbox_identity UNIQUE (source_scope, event_id);
-      INSERT INTO webhook_inbox (source_scope, event_id, tenant_id, provider, endpoint_id, event_type, payload, payload_sha256,
-                                 verified_with, status, completed_at)
-      VALUES ('${SCOPE}', 'evt_gone', 'acme', 'stripe', 'stripe-acme', 'payment_intent.succeeded', '{}', repeat('0', 64),
-              's', 'done', now());
-      DELETE FROM webhook_inbox`);
+    // Its last row deleted by retention.
+    await db.query(`${schemaBeforeTimeKeys('evt_gone')}; DELETE FROM webhook_inbox`);
     const dataSource = createDataSource(db.url, 2);
     await dataSource.initialize();
     try {
