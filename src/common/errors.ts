@@ -91,10 +91,10 @@ export class TransientError extends Error {
 
 /**
  * Not yet: the event is early and another event will make it applicable (a refund ahead of its
- * payment; a confirm read that the provider does not answer yet is a plain TransientError). The worker hands it back without
- * counting an attempt for WORKER_WAIT_HOURS after its receipt (a sender may deliver the event it
- * waits for that late: Stripe retries a failed delivery for up to 3 days), then as any
- * TransientError.
+ * payment; a confirm read the provider does not answer yet is a plain TransientError). The
+ * worker hands it back without counting an attempt for WORKER_WAIT_HOURS after its receipt (a
+ * sender may deliver the event it waits for that late: Stripe retries a failed delivery for up
+ * to 3 days), then as any TransientError.
  */
 export class WaitingError extends TransientError {
   constructor(reason: string) {

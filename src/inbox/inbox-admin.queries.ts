@@ -76,8 +76,8 @@ export function adminReplayBatch(filterSql: string, idsParam: string, nowParam: 
   RETURNING w.id, old.status AS before, old.status_reason AS before_reason`;
 }
 
-/** Open backlog via the partial indexes (pending, processing, quarantined); never scans done rows. */
 /**
+ * Open backlog via the partial indexes (pending, processing, quarantined); never scans done rows.
  * The oldest pending age leaves out early events waiting for an earlier one (status_reason
  * 'waiting', counted apart): a refund that waits days for its payment is not a stuck queue.
  */
