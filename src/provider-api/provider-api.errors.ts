@@ -6,7 +6,7 @@
  */
 export class ProviderUnavailableError extends Error {
   constructor(
-    /** `unavailable`, `rate_limited`, `timeout`, `credentials_refused`. */
+    /** `unavailable`, `rate_limited`, `timeout`, `credentials_refused`, `malformed_answer` (a list page that cannot be paged past). */
     readonly reason: string,
     /** The HTTP status, when there was one. */
     readonly status?: number,

@@ -29,8 +29,11 @@ export interface ReconcileContext {
    * when the id carries one: VerifiedEvent.occurredAt), whether the inbox holds it.
    */
   inInbox(namespace: string, events: { eventId: string; occurredAt?: Date }[]): Promise<boolean[]>;
-  /** For providers that resend instead: records a page (deliveries listed, resends asked for), then `position`. */
-  redelivered(count: number, listed: number, position: string): Promise<void>;
+  /**
+   * For providers that resend instead: records a page (deliveries listed, resends asked for, and
+   * `outcomes` such as the resends the provider refused), then `position`.
+   */
+  redelivered(count: number, listed: number, position: string, outcomes?: Record<string, number>): Promise<void>;
   /** Waits `ms` (a provider's rate-limit reset) renewing the lease; throws ProviderUnavailableError past the longest wait. */
   wait(ms: number): Promise<void>;
 }

@@ -175,7 +175,10 @@ export class ReconciliationRunner {
     );
     const missing = valid.filter((_, i) => !present[i]);
     this.metrics.event(endpoint.id, 'present', valid.length - missing.length);
-    const page: PageOutcome = { found: missing.length, accepted: 0, outcomes: {} };
+    // An event without an identity is not in the inbox and cannot be stored: found missing, invalid.
+    const unidentified = identified.length - valid.length;
+    const page: PageOutcome = { found: missing.length + unidentified, accepted: 0, outcomes: {} };
+    if (unidentified > 0) page.outcomes['invalid:no_identity'] = unidentified;
     if (dryRun) {
       this.metrics.event(endpoint.id, 'would_accept', missing.length);
       return page;
@@ -266,9 +269,9 @@ class RunContext implements ReconcileContext {
     return this.runner.inInbox(this.endpoint, namespace, events);
   }
 
-  async redelivered(count: number, listed: number, position: string): Promise<void> {
+  async redelivered(count: number, listed: number, position: string, outcomes?: OutcomeCounts): Promise<void> {
     if (!this.run.dryRun) this.runner.countRedeliveries(this.endpoint, count);
-    await this.store({ position, listed, foundMissing: count, accepted: 0 });
+    await this.store({ position, listed, foundMissing: count, accepted: 0, outcomes });
   }
 
   async wait(ms: number): Promise<void> {

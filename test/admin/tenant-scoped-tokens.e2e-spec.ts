@@ -168,7 +168,7 @@ describe('admin tokens limited to tenants, and audited payload reads', () => {
       .set(op)
       .send({ filter: { status: 'quarantined' }, dryRun: false, reason: 'globex outage, ticket 4711' });
     expect(bulk.body.count).toBe(2);
-    const actions = async (who: object) =>
+    const actions = async (who: Record<string, string>) =>
       (await request(t.url).get(`/admin/inbox/${ids.acme}/timeline`).set(who)).body.entries
         .filter(
           (e: { kind: string; detail: { action: string } }) => e.kind === 'operator_action' && e.detail.action === 'inbox.replay_bulk',

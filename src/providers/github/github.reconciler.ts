@@ -2,6 +2,7 @@ import { EndpointConfig } from '../../config/app-config';
 import { GithubApi, githubErrorOf, rateLimitWaitMs } from './github-api';
 import { ReconcileContext, Reconciler, ReconcilerFor, ReconcileWindow } from '../../reconciliation/reconciler';
 import { githubNamespace, uuidV1Time } from './github.provider';
+import { ProviderAnswerError } from '../../provider-api/provider-api.errors';
 
 interface Delivery {
   id: number;
@@ -64,6 +65,7 @@ export class GithubReconciler implements Reconciler {
         failed.map((d) => ({ eventId: d.guid, occurredAt: uuidV1Time(d.guid) })),
       );
       let redelivered = 0;
+      const outcomes: Record<string, number> = {};
       for (const [i, delivery] of failed.entries()) {
         if (present[i] || asked.has(delivery.guid)) continue;
         asked.add(delivery.guid);
@@ -71,22 +73,30 @@ export class GithubReconciler implements Reconciler {
         // A dry run counts what it would ask for: a redelivery arrives as a webhook and is processed.
         if (context.dryRun) continue;
         await context.wait(rateLimitWaitMs(page.headers as Record<string, unknown>));
-        await context.call(() =>
-          octokit
-            .request(`POST ${base}/hooks/{hook_id}/deliveries/{delivery_id}/attempts`, {
-              hook_id: hookId,
-              delivery_id: delivery.id,
-              request: this.api.deadline(),
-            })
-            .catch((error: unknown) => {
-              throw githubErrorOf(error);
-            }),
-        );
+        try {
+          await context.call(() =>
+            octokit
+              .request(`POST ${base}/hooks/{hook_id}/deliveries/{delivery_id}/attempts`, {
+                hook_id: hookId,
+                delivery_id: delivery.id,
+                request: this.api.deadline(),
+              })
+              .catch((error: unknown) => {
+                throw githubErrorOf(error);
+              }),
+          );
+        } catch (error) {
+          // GitHub will not send this one again (a 4xx answer about it, not an outage): counted, and
+          // the run goes on to the others; failing the run would stop at it on every run.
+          if (!(error instanceof ProviderAnswerError)) throw error;
+          const key = `refused:redelivery_refused_${error.status ?? 'unknown'}`;
+          outcomes[key] = (outcomes[key] ?? 0) + 1;
+        }
       }
       const next = nextCursor(page.headers.link);
       // Newest first: past the window's start, or at the end, the run is done.
       const done = !next || inWindow.length < deliveries.length || page.data.length === 0;
-      await context.redelivered(redelivered, inWindow.length, next ?? cursor ?? '');
+      await context.redelivered(redelivered, inWindow.length, next ?? cursor ?? '', outcomes);
       if (done) return;
       cursor = next;
       await context.wait(rateLimitWaitMs(page.headers as Record<string, unknown>));

@@ -46,9 +46,14 @@ export class StripeReconciler implements Reconciler {
         if (page.has_more) throw new ProviderUnavailableError('unavailable');
         return;
       }
-      after = page.data[page.data.length - 1].id;
-      await context.accept(page.data, after);
+      const last: unknown = page.data[page.data.length - 1].id;
+      // Paging must move on: without a new last id (a malformed answer) the next call would list
+      // the same page again, for ever. The page is taken, then the run fails (the cursor stays).
+      const moved = typeof last === 'string' && last !== '' && last !== after;
+      if (moved) after = last;
+      await context.accept(page.data, after ?? '');
       if (!page.has_more) return;
+      if (!moved) throw new ProviderUnavailableError('malformed_answer');
     }
   }
 }
