@@ -248,6 +248,11 @@ export class OutboxRelay implements RelayIntake {
   private readonly unverified = new Set<string>();
   /** Re-reads in flight: a request waits for them before it starts. */
   private readonly rechecks = new Set<Promise<void>>();
+  /**
+   * Erasure notices so far. A claim (or a hand-over) whose entries this relay holds only after a
+   * notice came re-reads them: the erasure may have committed after the claim did.
+   */
+  private erasures = 0;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -288,7 +293,7 @@ export class OutboxRelay implements RelayIntake {
     // claims, which take their share of the room (Semaphore.room) and serve the tenants in turn.
     const destinations = this.gates.unhindered(now, this.config.relay.leaseMs).filter((name) => this.isFree(name));
     if (destinations.length === 0) return undefined;
-    return { lease: this.nextLease(), until: new Date(now.getTime() + this.config.relay.leaseMs), destinations };
+    return { lease: this.nextLease(), until: new Date(now.getTime() + this.config.relay.leaseMs), destinations, erasures: this.erasures };
   }
 
   /** Entries committed already claimed under `handOver`: sent and recorded as a claimed round's. */
@@ -303,7 +308,7 @@ export class OutboxRelay implements RelayIntake {
         .catch((error: Error) => this.logger.warn({ err: error.message }, 'could not hand entries back; their lease expires'));
       return;
     }
-    this.hold(entries);
+    this.hold(entries, handOver.erasures);
     const round = this.deliver(handOver.lease, handOver.until, entries)
       // As when a claimed round fails (the database is down): the lease expires and a claim takes them over.
       .catch((error: Error) => this.logger.error({ err: error.message }, 'relay round failed'))
@@ -317,6 +322,11 @@ export class OutboxRelay implements RelayIntake {
    * that starts meanwhile waits for the answer; one already started goes out (operations.md).
    */
   recheckErasures(): Promise<void> {
+    this.erasures++;
+    return this.reread();
+  }
+
+  private reread(): Promise<void> {
     const ids = [...this.unsent.keys()];
     if (ids.length === 0) return Promise.resolve();
     const check: Promise<void> = this.repository
@@ -355,9 +365,10 @@ export class OutboxRelay implements RelayIntake {
       return 0;
     }
     const claimedAt = this.clock.now();
+    const erasures = this.erasures;
     const { entries, held } = await this.repository.claim(lease, claimedAt, leaseMs, budgets, RELAY_BATCH_SIZE);
     // Held from here: an erasure's notice during the statements before the sends re-reads them too.
-    this.hold(entries);
+    this.hold(entries, erasures);
     const claimed = new Map<string, number>();
     const tenants = new Map<string, Set<string>>();
     for (const e of entries) {
@@ -384,9 +395,14 @@ export class OutboxRelay implements RelayIntake {
     return entries.length + held.length;
   }
 
-  /** Entries claimed by (or handed over to) this relay, not yet sent: what an erasure's notice re-reads. */
-  private hold(entries: OutboxEntry[]): void {
+  /**
+   * Entries claimed by (or handed over to) this relay, not yet sent: what an erasure's notice
+   * re-reads. `erasures`: the count of notices when their claim started; one that came since may
+   * be of an erasure that committed after the claim, so they are re-read now.
+   */
+  private hold(entries: OutboxEntry[], erasures: number): void {
     for (const e of entries) this.unsent.set(e.id, e);
+    if (entries.length > 0 && this.erasures !== erasures) void this.reread();
   }
 
   /** A token per round, not per instance: two overlapping rounds must not pass each other's fence. */

@@ -22,4 +22,6 @@ export interface HandOver {
   until: Date;
   /** Only entries for these destinations; the others are written pending. */
   destinations: string[];
+  /** The relay's count of erasure notices when it gave the lease (OutboxRelay.recheckErasures). */
+  erasures: number;
 }
