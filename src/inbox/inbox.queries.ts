@@ -97,7 +97,8 @@ const CANDIDATES_PER_TENANT = 512;
 
 const EVENT_COLUMNS = `i.id, i.source_scope, i.event_id, i.tenant_id, i.provider, i.endpoint_id, i.event_type,
   i.payload AS row_payload, i.payload_sealed AS row_payload_sealed, i.payload_key_id AS row_payload_key_id, i.payload_day,
-  i.attempts, i.received_at, i.trace_context, i.source_facts`;
+  i.attempts, i.received_at, i.trace_context, i.source_facts,
+  CASE WHEN i.status_reason = 'waiting' THEN i.confirmation END AS waiting_confirmation`;
 
 /**
  * The claimed rows `claimed` with their payload: from their day, else a legacy row's own
@@ -238,7 +239,6 @@ function claimStatement(limited: boolean): string {
   ), claimed AS (
     UPDATE webhook_inbox i
        SET status = 'processing',
-           status_reason = NULL,
            locked_by = $2,
            locked_until = $1::timestamptz + $4 * interval '1 millisecond',
            attempts = i.attempts + (i.status = 'processing')::int,
@@ -324,12 +324,14 @@ export const RECORD_READINGS = `
 
 /**
  * Hands events held by claim $4 back to pending, due at $2, without counting an
- * attempt: their confirm read had no answer or no budget yet, or they are early
- * (status_reason $5 = 'waiting': left out of the oldest pending age); why in last_error.
+ * attempt: their confirm read had no answer or no budget yet (an early one keeps its mark),
+ * or they are early ($5 = 'waiting': left out of the oldest pending age, its stored confirm
+ * reading used again at its next looks); why in last_error. The claim keeps the mark, and
+ * every other way out of processing sets status_reason.
  */
 export const DEFER = `
   UPDATE webhook_inbox i
-     SET status = 'pending', status_reason = $5::text, next_attempt_at = v.due, last_error = v.why, locked_by = NULL, locked_until = NULL
+     SET status = 'pending', status_reason = coalesce($5::text, i.status_reason), next_attempt_at = v.due, last_error = v.why, locked_by = NULL, locked_until = NULL
     FROM unnest($1::bigint[], $2::timestamptz[], $3::text[]) AS v(id, due, why)
    WHERE i.id = v.id AND i.locked_by = $4
   RETURNING i.id`;

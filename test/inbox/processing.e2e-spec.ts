@@ -254,7 +254,7 @@ describe('worker: processing [scenarios 13, 15-18]', () => {
     expect(await stats()).toMatchObject({ waiting: 1, byStatus: { pending: 2 } });
     expect((await stats()).oldestPendingAgeSeconds).toBeLessThan(3600);
 
-    // Claimed, it is no longer waiting; applied, it is done with its own reason.
+    // Applied once its payment is: done, the mark gone.
     await drain(t);
     t.clock.advance(15 * 60_000);
     await drain(t);
