@@ -82,14 +82,13 @@ export function adminReplayBatch(filterSql: string, idsParam: string, nowParam: 
  * 'waiting', counted apart): a refund that waits days for its payment is not a stuck queue.
  */
 export const ADMIN_BACKLOG = `
-  SELECT 'pending' AS status, count(*)::int AS n, min(received_at) FILTER (WHERE status_reason IS DISTINCT FROM 'waiting') AS oldest
+  SELECT 'pending' AS status, count(*)::int AS n, min(received_at) FILTER (WHERE status_reason IS DISTINCT FROM 'waiting') AS oldest,
+         count(*) FILTER (WHERE status_reason = 'waiting')::int AS waiting
     FROM webhook_inbox WHERE status = 'pending'
   UNION ALL
-  SELECT 'waiting', count(*)::int, NULL FROM webhook_inbox WHERE status = 'pending' AND status_reason = 'waiting'
+  SELECT 'processing', count(*)::int, NULL, NULL FROM webhook_inbox WHERE status = 'processing'
   UNION ALL
-  SELECT 'processing', count(*)::int, NULL FROM webhook_inbox WHERE status = 'processing'
-  UNION ALL
-  SELECT 'quarantined', count(*)::int, NULL FROM webhook_inbox WHERE status = 'quarantined'`;
+  SELECT 'quarantined', count(*)::int, NULL, NULL FROM webhook_inbox WHERE status = 'quarantined'`;
 
 /** $1: the caller's tenants, NULL for all (so are the stats queries below; the latency's is $2). */
 export const ADMIN_STATS_BY_STATUS = `

@@ -319,13 +319,13 @@ export class InboxAdminRepository {
   }
 
   async backlog(): Promise<InboxBacklog> {
-    const rows: { status: string; n: number; oldest: Date | null }[] = await this.dataSource.query(ADMIN_BACKLOG);
+    const rows: { status: string; n: number; oldest: Date | null; waiting: number | null }[] = await this.dataSource.query(ADMIN_BACKLOG);
     const by = new Map(rows.map((r) => [r.status, r]));
     return {
       pending: by.get('pending')?.n ?? 0,
       processing: by.get('processing')?.n ?? 0,
       quarantined: by.get('quarantined')?.n ?? 0,
-      waiting: by.get('waiting')?.n ?? 0,
+      waiting: by.get('pending')?.waiting ?? 0,
       oldestPendingReceivedAt: by.get('pending')?.oldest ?? null,
     };
   }
