@@ -1,3 +1,4 @@
+import { IncomingMessage, ServerResponse } from 'node:http';
 import request from 'supertest';
 import { ReconciliationScheduler } from '../../src/reconciliation/reconciliation.scheduler';
 import { ReconciliationService } from '../../src/reconciliation/reconciliation.service';
@@ -118,6 +119,33 @@ describe('reconciliation: GitHub asks for failed deliveries again', () => {
     }
     expect(await lastRun()).toMatchObject({ status: 'failed', error: 'credentials_refused (401)' });
     expect(t.logs.text()).not.toContain(TOKEN);
+  });
+
+  it('a redelivery GitHub refuses (422) is counted, and the run goes on to the other failed deliveries', async () => {
+    // It failed the run there, and every run after it at the same delivery: the older ones were never asked for.
+    const behind = github.addDelivery('g-behind', 502, { ref: 'refs/heads/behind' }, 'push', 30);
+    const refused = github.addDelivery('g-refused', 502, { ref: 'refs/heads/refused' }, 'push', 20);
+    const fake = github as unknown as { handle: (req: IncomingMessage, res: ServerResponse) => Promise<void> };
+    const handle = fake.handle.bind(github);
+    fake.handle = async (req, res) => {
+      if (req.method === 'POST' && req.url?.includes(`/deliveries/${refused.id}/attempts`)) {
+        res.writeHead(422, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'Validation Failed' }));
+        return;
+      }
+      return handle(req, res);
+    };
+    try {
+      t.clock.advance(61_000);
+      expect(await reconcile()).toBe(1);
+    } finally {
+      fake.handle = handle;
+    }
+    expect(await lastRun()).toMatchObject({ status: 'succeeded', outcomes: { 'refused:redelivery_refused_422': 1 } });
+    expect(github.redeliveries).toContain(behind.id);
+    await waitFor(
+      'g-behind redelivered into the inbox',
+      async () => (await db.query(`SELECT 1 FROM webhook_inbox WHERE event_id = 'g-behind'`)).length === 1,
+    );
   });
 
   it.each([
