@@ -259,6 +259,58 @@ describe('confirm reads: the provider decides before paid and refunded', () => {
     // A day at most, as the relay's Retry-After.
     expect(days).toBeLessThan(1.01);
   });
+
+  it('a refund waiting for its payment reads the Charge once, not at every look, and applies with that reading when the payment lands', async () => {
+    t.clock.offsetMs = 0; // the wait counts from received_at, the database's time
+    await createOrder(t, 'w1', 1000, 'eur');
+    stripe.addPayment('pi_w1', { amount: 1000, currency: 'eur', orderId: 'w1', refunded: 1000 });
+    const refund = chargeRefundedEvent({ orderId: 'w1', amount: 1000 });
+    await postStripe(t, refund); // its payment_intent.succeeded is late (Stripe retries it)
+    // Ten times the attempt limit of looks (each after a few seconds here: RETRY_MAX_MS).
+    for (let looks = 0; looks < 30; looks++) {
+      const row = await inboxRow(db, refund.id as string);
+      expect(row).toMatchObject({ status: 'pending', attempts: 0 });
+      const due = row.next_attempt_at.getTime() + 1;
+      if (due > t.clock.now().getTime()) t.clock.advance(due - t.clock.now().getTime());
+      await worker(t).runOnce();
+    }
+    expect(stripe.callsTo('/v1/charges/ch_w1')).toHaveLength(1);
+
+    // The payment lands (Stripe's retry); the refund's next look applies it, with the reading of its first.
+    await postStripe(t, paymentIntentEvent('payment_intent.succeeded', { orderId: 'w1', amount: 1000 }));
+    await worker(t).runOnce();
+    t.clock.advance(15 * 60_000);
+    await worker(t).runOnce();
+    expect(await inboxRow(db, refund.id as string)).toMatchObject({ status: 'done', attempts: 0 });
+    expect((await orderRow(db, 'w1')).status).toBe('refunded');
+    expect(stripe.callsTo('/v1/charges/ch_w1')).toHaveLength(1);
+  });
+
+  it("a waiting refund's look deferred for its confirm read (provider down) keeps it marked 'waiting'", async () => {
+    t.clock.offsetMs = 0;
+    await createOrder(t, 'w2', 1000, 'eur');
+    stripe.addPayment('pi_w2', { amount: 1000, currency: 'eur', orderId: 'w2', refunded: 1000 });
+    const refund = chargeRefundedEvent({ orderId: 'w2', amount: 1000 });
+    await postStripe(t, refund);
+    t.clock.advance(3600_000);
+    await worker(t).runOnce();
+    expect(await inboxRow(db, refund.id as string)).toMatchObject({ status: 'pending', status_reason: 'waiting' });
+    // No reading stored (its endpoint began to confirm during the wait): the next look reads, and Stripe is down.
+    await db.query(`UPDATE webhook_inbox SET confirmation = NULL WHERE event_id = $1`, [refund.id]);
+    stripe.mode = 'down';
+    try {
+      t.clock.advance(3600_000);
+      await worker(t).runOnce();
+    } finally {
+      stripe.mode = 'up';
+    }
+    const row = await inboxRow(db, refund.id as string);
+    expect({ status: row.status, status_reason: row.status_reason, last_error: row.last_error }).toEqual({
+      status: 'pending',
+      status_reason: 'waiting',
+      last_error: expect.any(String),
+    });
+  });
 });
 
 describe('confirm reads: one budget per key, shared through the database', () => {
