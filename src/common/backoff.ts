@@ -31,8 +31,9 @@ export const MAX_WAIT_LOOK_MS = 15 * 60_000;
  * When an event that waits for another (WaitingError) is looked at again: 1/16 to 1/8 of its age
  * (an eighth, half of it jittered), at least the policy's base, at most its cap and
  * MAX_WAIT_LOOK_MS. Early waits (a checkout racing its webhook) retry within seconds; one that
- * has waited hours, every 7.5 to 15 minutes: a few hundred cheap looks over Stripe's 3-day
- * retry window, each a claim and a rolled-back transaction.
+ * has waited hours, every 7.5 to 15 minutes: a few hundred looks over Stripe's 3-day retry
+ * window, each a claim, a rolled-back transaction and, on a confirming endpoint, a read of the
+ * provider's API (the refund must be applied on what the provider says then, not hours before).
  */
 export function waitDelayMs(ageMs: number, policy: BackoffPolicy, random: () => number = Math.random): number {
   const ceiling = Math.min(policy.maxMs, MAX_WAIT_LOOK_MS, Math.max(policy.baseMs, Math.floor(ageMs / 8)));

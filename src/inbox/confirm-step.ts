@@ -28,8 +28,7 @@ export class ConfirmStep {
     handled: (event: InboxEvent) => boolean,
   ): Promise<{ early: Map<InboxEvent, AttemptOutcome>; ready: InboxEvent[] }> {
     const early = new Map<InboxEvent, AttemptOutcome>();
-    // An early event brings the reading stored at its first look (InboxRepository.claim).
-    const planned = await this.reads.prepare(events.filter((e) => handled(e) && !e.confirmation));
+    const planned = await this.reads.prepare(events.filter(handled));
     if (planned.size === 0) return { early, ready: events };
     const confirmations = new Map<InboxEvent, ProviderReading>();
     const lease = events[0].lease;

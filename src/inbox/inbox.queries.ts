@@ -97,8 +97,7 @@ const CANDIDATES_PER_TENANT = 512;
 
 const EVENT_COLUMNS = `i.id, i.source_scope, i.event_id, i.tenant_id, i.provider, i.endpoint_id, i.event_type,
   i.payload AS row_payload, i.payload_sealed AS row_payload_sealed, i.payload_key_id AS row_payload_key_id, i.payload_day,
-  i.attempts, i.received_at, i.trace_context, i.source_facts,
-  CASE WHEN i.status_reason = 'waiting' THEN i.confirmation END AS waiting_confirmation`;
+  i.attempts, i.received_at, i.trace_context, i.source_facts`;
 
 /**
  * The claimed rows `claimed` with their payload: from their day, else a legacy row's own
@@ -325,9 +324,8 @@ export const RECORD_READINGS = `
 /**
  * Hands events held by claim $4 back to pending, due at $2, without counting an
  * attempt: their confirm read had no answer or no budget yet (an early one keeps its mark),
- * or they are early ($5 = 'waiting': left out of the oldest pending age, its stored confirm
- * reading used again at its next looks); why in last_error. The claim keeps the mark, and
- * every other way out of processing sets status_reason.
+ * or they are early ($5 = 'waiting': left out of the oldest pending age); why in last_error.
+ * The claim keeps the mark, and every other way out of processing sets status_reason.
  */
 export const DEFER = `
   UPDATE webhook_inbox i

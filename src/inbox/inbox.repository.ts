@@ -98,8 +98,6 @@ interface EventRow extends IdentityRow {
 interface ClaimedRow extends EventRow {
   turn: string;
   payload_moved: boolean;
-  /** The confirm reading stored at an early event's first look (status_reason 'waiting'), else null. */
-  waiting_confirmation: ProviderReading | null;
 }
 
 /** The worker's and the ingestion's `webhook_inbox` SQL (the operators' is in InboxAdminRepository). */
@@ -203,9 +201,7 @@ export class InboxRepository {
     rows.sort((a, b) => Number(a.turn) - Number(b.turn) || compareIds(a.id, b.id));
     return rows.map((r) => {
       const opened: OpenedPayload = r.payload_moved ? PAYLOAD_MOVING : this.payloads.open(r);
-      const event = inboxEventOf(r, opened, { lease, attempts: r.attempts, traceContext: r.trace_context });
-      // An early event's looks use the provider's answer read at its first: one read per wait, not per look.
-      return r.waiting_confirmation ? { ...event, confirmation: r.waiting_confirmation } : event;
+      return inboxEventOf(r, opened, { lease, attempts: r.attempts, traceContext: r.trace_context });
     });
   }
 
