@@ -301,10 +301,16 @@ export class OutboxRelay implements RelayIntake {
     if (entries.length === 0) return;
     if (this.stopped) {
       // Its transaction took the hand-over before stop() and committed after it: not sent by an
-      // instance on its way out (nor left claimed until the lease ends), but back for any relay's claim.
-      const back = entries.map((e) => this.deferred(e, 'deferred: the relay was stopping'));
-      this.repository
-        .record(handOver.lease, this.clock.now(), back)
+      // instance on its way out (nor left claimed until the lease ends), but back for any relay's
+      // claim; one an erasure blanked meanwhile settles as the holding relay would settle it.
+      void this.repository
+        .erasedAmong(entries.map((e) => e.id))
+        .then((erased) => {
+          const back = entries.map((e) =>
+            erased.includes(e.id) ? this.erasedOutcome(e) : this.deferred(e, 'deferred: the relay was stopping'),
+          );
+          return this.repository.record(handOver.lease, this.clock.now(), back);
+        })
         .catch((error: Error) => this.logger.warn({ err: error.message }, 'could not hand entries back; their lease expires'));
       return;
     }

@@ -103,4 +103,46 @@ describe('erasure: an e-mail claimed before the erasure and held after its notic
     const sentTo = email.requests.map((r) => JSON.parse(r.body).to);
     expect({ status: after.status, last_error: after.last_error, sentTo }).toEqual({ status: 'dead', last_error: 'erased', sentTo: [] });
   });
+
+  it('handed over to a relay that began stopping meanwhile: handed back settled dead (erased), not pending (last: it stops the relay)', async () => {
+    const relay = t.app.get(OutboxRelay);
+    let notices = 0;
+    const recheck = relay.recheckErasures.bind(relay);
+    jest.spyOn(relay, 'recheckErasures').mockImplementation(() => (notices++, recheck()));
+    const handedOver = relay.handedOver.bind(relay);
+    let done = false;
+    jest.spyOn(relay, 'handedOver').mockImplementation((handOver, entries) => {
+      if (done || !entries.some((e) => e.destination === 'email' && e.operationKey.includes('stop-a')))
+        return handedOver(handOver, entries);
+      done = true;
+      // The writer's COMMIT is in; the instance begins shutting down and an erasure commits before the relay has the entries.
+      void (async () => {
+        await relay.stop();
+        const before = notices;
+        const erased = await request(t.url).post('/admin/erasure').set(op).send({ email: 'stop-a@example.com', reason: 'gdpr' });
+        expect([erased.status, erased.body.recipientsBlanked]).toEqual([200, 1]);
+        await waitFor('notice', async () => notices > before);
+        handedOver(handOver, entries);
+      })();
+    });
+
+    await t.app
+      .get(OrdersService)
+      .create({ tenantId: TENANT, id: 'stop-a', totalMinor: 1000, currency: 'eur', customerEmail: 'stop-a@example.com' });
+    await postStripe(t, paymentIntentEvent('payment_intent.succeeded', { orderId: 'stop-a' }));
+    await drain(t);
+    await waitFor('handed back', async () => {
+      const [row] = (await outboxRows(db, 'stop-a')).filter((r) => r.destination === 'email');
+      return done && row.status !== 'delivering';
+    });
+    // Any relay's claim now takes it.
+    await relay.runOnce();
+    const [after] = (await outboxRows(db, 'stop-a')).filter((r) => r.destination === 'email');
+    expect({ status: after.status, last_error: after.last_error, to: after.payload.to, sent: email.requests.length }).toEqual({
+      status: 'dead',
+      last_error: 'erased',
+      to: '',
+      sent: 0,
+    });
+  });
 });
