@@ -30,8 +30,8 @@ export interface ReconcileContext {
    */
   inInbox(namespace: string, events: { eventId: string; occurredAt?: Date }[]): Promise<boolean[]>;
   /**
-   * For providers that resend instead: records a page (deliveries listed, resends asked for, and
-   * `outcomes` such as the resends the provider refused), then `position`.
+   * For providers that resend instead: records a page (deliveries listed, resends asked for, and in
+   * `outcomes` those the provider refused; found missing: both), then `position`.
    */
   redelivered(count: number, listed: number, position: string, outcomes?: Record<string, number>): Promise<void>;
   /** Waits `ms` (a provider's rate-limit reset) renewing the lease; throws ProviderUnavailableError past the longest wait. */

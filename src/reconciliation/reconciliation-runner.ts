@@ -219,8 +219,10 @@ export class ReconciliationRunner {
     return events.map((_, i) => scopes.some((_, s) => present[s * events.length + i]));
   }
 
-  countRedeliveries(endpoint: EndpointConfig, count: number): void {
+  /** Resends asked for, and those the provider refused (by reason). */
+  countRedeliveries(endpoint: EndpointConfig, count: number, refused: OutcomeCounts = {}): void {
     this.metrics.event(endpoint.id, 'redelivery_requested', count);
+    for (const [key, n] of Object.entries(refused)) this.metrics.event(endpoint.id, 'redelivery_refused', n, key.split(':')[1]);
   }
 
   progress(run: ReconciliationRun, lease: string, p: RunProgress): Promise<boolean> {
@@ -270,8 +272,9 @@ class RunContext implements ReconcileContext {
   }
 
   async redelivered(count: number, listed: number, position: string, outcomes?: OutcomeCounts): Promise<void> {
-    if (!this.run.dryRun) this.runner.countRedeliveries(this.endpoint, count);
-    await this.store({ position, listed, foundMissing: count, accepted: 0, outcomes });
+    if (!this.run.dryRun) this.runner.countRedeliveries(this.endpoint, count, outcomes);
+    const refused = Object.values(outcomes ?? {}).reduce((n, c) => n + c, 0);
+    await this.store({ position, listed, foundMissing: count + refused, accepted: 0, outcomes });
   }
 
   async wait(ms: number): Promise<void> {

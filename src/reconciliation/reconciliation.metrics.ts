@@ -13,7 +13,7 @@ export class ReconciliationMetrics {
   constructor(registry: MetricsRegistry) {
     this.events = new Counter({
       name: 'reconciled_events_total',
-      help: 'Events listed by reconciliation by endpoint, outcome (present, accepted, ignored, duplicate, would_accept, redelivery_requested, invalid) and reason (of ignored and invalid ones)',
+      help: 'Events listed by reconciliation by endpoint, outcome (present, accepted, ignored, duplicate, would_accept, redelivery_requested, redelivery_refused, invalid) and reason (of ignored, invalid and refused ones)',
       labelNames: ['endpoint', 'outcome', 'reason'],
       registers: [registry],
     });

@@ -48,4 +48,5 @@ export interface ReconciliationCursor {
 export type OutcomeCounts = Record<string, number>;
 
 /** What a run did with one event it listed. */
-export type ReconciledOutcome = 'present' | 'accepted' | 'ignored' | 'duplicate' | 'would_accept' | 'redelivery_requested' | 'invalid';
+export type ReconciledOutcome =
+  'present' | 'accepted' | 'ignored' | 'duplicate' | 'would_accept' | 'redelivery_requested' | 'redelivery_refused' | 'invalid';

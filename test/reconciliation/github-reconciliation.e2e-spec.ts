@@ -123,10 +123,15 @@ describe('reconciliation: GitHub asks for failed deliveries again', () => {
 
   it('a redelivery GitHub refuses (422) is counted, and the run goes on to the other failed deliveries', async () => {
     // It failed the run there, and every run after it at the same delivery: the older ones were never asked for.
+    const redeliveriesBefore = github.redeliveries.length;
     const behind = github.addDelivery('g-behind', 502, { ref: 'refs/heads/behind' }, 'push', 30);
     const refused = github.addDelivery('g-refused', 502, { ref: 'refs/heads/refused' }, 'push', 20);
     const fake = github as unknown as { handle: (req: IncomingMessage, res: ServerResponse) => Promise<void> };
     const handle = fake.handle.bind(github);
+    const requested = () =>
+      Number(/^reconciled_events_total\{endpoint="gh-acme",outcome="redelivery_requested",reason=""\} (\d+)$/m.exec(metricsText)?.[1] ?? 0);
+    let metricsText = (await request(t.url).get('/metrics')).text;
+    const requestedBefore = requested();
     fake.handle = async (req, res) => {
       if (req.method === 'POST' && req.url?.includes(`/deliveries/${refused.id}/attempts`)) {
         res.writeHead(422, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'Validation Failed' }));
@@ -141,6 +146,13 @@ describe('reconciliation: GitHub asks for failed deliveries again', () => {
       fake.handle = handle;
     }
     expect(await lastRun()).toMatchObject({ status: 'succeeded', outcomes: { 'refused:redelivery_refused_422': 1 } });
+    const metrics = (await request(t.url).get('/metrics')).text;
+    expect(metrics).toMatch(
+      /^reconciled_events_total\{endpoint="gh-acme",outcome="redelivery_refused",reason="redelivery_refused_422"\} 1$/m,
+    );
+    metricsText = metrics;
+    // Only what GitHub took counts as requested (the refused one did).
+    expect(requested() - requestedBefore).toBe(github.redeliveries.length - redeliveriesBefore);
     expect(github.redeliveries).toContain(behind.id);
     await waitFor(
       'g-behind redelivered into the inbox',

@@ -69,9 +69,11 @@ export class GithubReconciler implements Reconciler {
       for (const [i, delivery] of failed.entries()) {
         if (present[i] || asked.has(delivery.guid)) continue;
         asked.add(delivery.guid);
-        redelivered++;
         // A dry run counts what it would ask for: a redelivery arrives as a webhook and is processed.
-        if (context.dryRun) continue;
+        if (context.dryRun) {
+          redelivered++;
+          continue;
+        }
         await context.wait(rateLimitWaitMs(page.headers as Record<string, unknown>));
         try {
           await context.call(() =>
@@ -85,6 +87,7 @@ export class GithubReconciler implements Reconciler {
                 throw githubErrorOf(error);
               }),
           );
+          redelivered++;
         } catch (error) {
           // GitHub will not send this one again (a 4xx answer about it, not an outage): counted, and
           // the run goes on to the others; failing the run would stop at it on every run.
