@@ -5,6 +5,7 @@ import { ServiceUnavailableError, UnauthorizedError } from '../../common/errors'
 
 /** Where a sender's signing certificates may come from: HTTPS, these host names, this path. */
 export interface CertificateSource {
+  /** Host name patterns, each anchored to match the whole name. */
   hosts: readonly RegExp[];
   path?: RegExp;
   /** Extra PEM trust anchors, added to the system's. */

@@ -173,7 +173,8 @@ export class SenderProvider implements WebhookProvider {
       if (key.type !== 'rsa') problems.push('settings.key.certificate: only for "type": "rsa"');
       try {
         certificate = {
-          hosts: key.certificate.hosts.map((h) => new RegExp(h)),
+          // In full, as documented: unanchored, `sns\.us-east-1\.amazonaws\.com` also matched `sns.us-east-1.amazonaws.com.attacker.example`.
+          hosts: key.certificate.hosts.map((h) => new RegExp(`^(?:${h})$`)),
           path: key.certificate.path ? new RegExp(key.certificate.path) : undefined,
           ca: key.certificate.caFile ? readFileSync(key.certificate.caFile, 'utf8') : undefined,
         };
