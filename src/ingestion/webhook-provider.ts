@@ -142,7 +142,8 @@ export function endpointNamespace(endpoint: EndpointConfig): string {
 }
 
 export function header(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const value = headers[name];
+  // Node's headers object inherits Object's: a configured name such as "constructor" must not find a function.
+  const value = Object.hasOwn(headers, name) ? headers[name] : undefined;
   return Array.isArray(value) ? value[0] : value;
 }
 

@@ -122,6 +122,15 @@ describe('SenderProvider.configure', () => {
     expect(problems.join('\n')).not.toContain('not-a-public-key-but-a-secret');
   });
 
+  it('looks up {setting:NAME} among the values given, never among what every object inherits', () => {
+    expect(new SenderProvider().configure(endpoint({ ...base, signed: '{setting:constructor}{body}' }))).toEqual([
+      'settings.values.constructor: used in settings.signed but not set',
+    ]);
+    expect(new SenderProvider().configure(endpoint({ ...base, eventId: '{/id}:{setting:toString}', signed: '{body}' }))).toEqual([
+      'settings.values.toString: used in settings.eventId but not set',
+    ]);
+  });
+
   it('refuses a public key of the wrong kind, naming only its label', () => {
     const provider = new SenderProvider();
     const problems = provider.configure(

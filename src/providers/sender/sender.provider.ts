@@ -107,9 +107,20 @@ export class SenderProvider implements WebhookProvider {
     if (signedKinds.has('form') && settings.body !== 'form') problems.push('settings.signed: {form} needs "body": "form"');
     if (signedKinds.has('url') && !settings.publicUrl)
       problems.push('settings.publicUrl: the sender signs the URL: give it as configured at the sender');
-    for (const part of signed) {
-      if ('kind' in part && part.kind === 'setting' && settings.values[part.name] === undefined)
-        problems.push(`settings.values.${part.name}: used in settings.signed but not set`);
+    const templates: [string, Part[]][] = [
+      ['signed', signed],
+      ['eventId', eventId],
+      ['eventType', eventType],
+      ...replies.flatMap((r, i): [string, Part[]][] =>
+        [...Object.values(r.json ?? {}), r.text ?? []].map((parts) => [`handshakes.${i}.reply`, parts]),
+      ),
+    ];
+    for (const [where, parts] of templates) {
+      for (const part of parts) {
+        // Own keys only: {setting:constructor} found Object's, passed the start, and made every request a 500.
+        if ('kind' in part && part.kind === 'setting' && !Object.hasOwn(settings.values, part.name))
+          problems.push(`settings.values.${part.name}: used in settings.${where} but not set`);
+      }
     }
     const signedParts = isToken ? [] : signed;
     const signedHeaders = new Set(signedParts.flatMap((p) => ('kind' in p && p.kind === 'header' ? [p.name] : [])));
@@ -411,7 +422,7 @@ export class SenderProvider implements WebhookProvider {
       case 'header':
         return header(req.request.headers, part.name);
       case 'setting':
-        return settings.values[part.name];
+        return Object.hasOwn(settings.values, part.name) ? settings.values[part.name] : undefined;
       case 'query':
         return req.query.get(part.name) ?? undefined;
       default:

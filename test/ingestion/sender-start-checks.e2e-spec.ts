@@ -1,0 +1,49 @@
+import request from 'supertest';
+import { createHmac } from 'node:crypto';
+import { createTestDatabase, TestDatabase } from '../support/test-database';
+import { startTestApp } from '../support/test-app';
+
+/**
+ * Provider "sender" configurations that started although they let a captured (or absent)
+ * signature authorise other content, or failed every request: the start now refuses each,
+ * naming the setting. Each test failed before its check.
+ */
+const KEY = 'start-check-secret-0123456789abcdef';
+const secrets = [{ label: 'current', value: KEY }];
+const hmacHex = (text: string) => createHmac('sha256', KEY).update(text).digest('hex');
+
+describe('provider "sender": the start refuses what would read more than is verified', () => {
+  let db: TestDatabase;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  const start = (id: string, settings: Record<string, unknown>) =>
+    startTestApp({ databaseUrl: db.url, endpoints: [{ id, provider: 'sender', tenantId: 'acme', secrets, settings }] });
+  const hmacEndpoint = { key: { type: 'hmac' }, signature: { header: 'x-sig', encoding: 'hex' } };
+
+  it('{setting:constructor}: refused at start (it found the inherited constructor, and every request was a 500)', async () => {
+    await expect(
+      start('setting-proto', { ...hmacEndpoint, signed: '{setting:constructor}{body}', eventId: '{/id}', eventType: 'event' }),
+    ).rejects.toThrow('settings.values.constructor: used in settings.signed but not set');
+  });
+
+  it('{header:constructor} signed: a request without it is 401 missing_signed_header, not a 500', async () => {
+    const t = await start('header-proto', { ...hmacEndpoint, signed: '{header:constructor}{body}', eventId: '{/id}', eventType: 'event' });
+    try {
+      const body = JSON.stringify({ id: 'e1' });
+      const res = await request(t.url)
+        .post('/webhooks/header-proto')
+        .set({ 'content-type': 'application/json', 'x-sig': hmacHex(body) })
+        .send(body);
+      expect([res.status, res.body.reason]).toEqual([401, 'missing_signed_header']);
+      expect(await db.query('SELECT event_id FROM webhook_inbox')).toEqual([]);
+    } finally {
+      await t.close();
+    }
+  });
+});
