@@ -26,6 +26,20 @@ describe('provider "sender": the start refuses what would read more than is veri
     startTestApp({ databaseUrl: db.url, endpoints: [{ id, provider: 'sender', tenantId: 'acme', secrets, settings }] });
   const hmacEndpoint = { key: { type: 'hmac' }, signature: { header: 'x-sig', encoding: 'hex' } };
 
+  it('items: a timestamp and id read at the top of the body must be signed there (a stale item was replayed under a fresh time and id)', async () => {
+    await expect(
+      start('items-root', {
+        key: { type: 'hmac' },
+        items: { pointer: '/items' },
+        signature: { pointer: '/sig', encoding: 'hex' },
+        signed: '{/ts}.{/id}',
+        timestamp: { pointer: '/ts' },
+        eventId: '{/id}',
+        eventType: 'event',
+      }),
+    ).rejects.toThrow(/settings\.timestamp\.pointer: the field is not signed[^]*settings\.eventId: \/id is not signed/);
+  });
+
   it('{setting:constructor}: refused at start (it found the inherited constructor, and every request was a 500)', async () => {
     await expect(
       start('setting-proto', { ...hmacEndpoint, signed: '{setting:constructor}{body}', eventId: '{/id}', eventType: 'event' }),

@@ -84,6 +84,37 @@ describe('SenderProvider.configure', () => {
     ).toEqual([]);
   });
 
+  it('with items, counts a body field as signed only where it names a signed field of an item', () => {
+    const items = { ...base, items: { pointer: '/items' }, signature: { pointer: '/sig' }, signed: '{/ts}.{/id}' };
+    // The item's /ts and /id are signed; the body's own /ts, /id and /type are not.
+    expect(
+      new SenderProvider().configure(
+        endpoint({ ...items, timestamp: { pointer: '/ts' }, eventId: '{/id}', eventType: 'event' }, { expect: { '/id': 'x' } }),
+      ),
+    ).toEqual([
+      'settings.timestamp.pointer: the field is not signed (put it in settings.signed)',
+      'settings.eventId: /id is not signed; say "unsignedBody": true to read it anyway',
+      'expect./id: the field is not signed',
+    ]);
+    expect(
+      new SenderProvider().configure(
+        endpoint(
+          { ...items, timestamp: { pointer: '/items/0/ts' }, eventId: '{/items/0/id}', eventType: 'event' },
+          { expect: { '/items/1/id': 'x' } },
+        ),
+      ),
+    ).toEqual([]);
+    expect(new SenderProvider().configure(endpoint({ ...items, eventId: '{/items/00/id}', eventType: '{/items/0/idx}' }))).toEqual([
+      'settings.eventId: /items/00/id is not signed; say "unsignedBody": true to read it anyway',
+      'settings.eventType: /items/0/idx is not signed; say "unsignedBody": true to read it anyway',
+    ]);
+    const each = { ...items, items: { pointer: '/items', each: '/Item' } };
+    expect(new SenderProvider().configure(endpoint({ ...each, eventId: '{/items/0/Item/id}', eventType: 'event' }))).toEqual([]);
+    expect(new SenderProvider().configure(endpoint({ ...each, eventId: '{/items/0/Items/id}', eventType: 'event' }))).toEqual([
+      'settings.eventId: /items/0/Items/id is not signed; say "unsignedBody": true to read it anyway',
+    ]);
+  });
+
   it('lists every mistake, one line each, never a secret', () => {
     const problems = new SenderProvider().configure(
       endpoint(

@@ -126,6 +126,13 @@ export class SenderProvider implements WebhookProvider {
     const signedHeaders = new Set(signedParts.flatMap((p) => ('kind' in p && p.kind === 'header' ? [p.name] : [])));
     const signedPointers = new Set(signedParts.flatMap((p) => ('kind' in p && p.kind === 'pointer' ? [p.pointer] : [])));
     for (const part of signedParts) if ('kind' in part && part.kind === 'keyLines') part.names.forEach((n) => signedPointers.add(`/${n}`));
+    // Ids, timestamps, handshakes and `expect` read the whole body, while with `items` what is signed is each item's:
+    // a body pointer is signed only where it names a signed field through an item (Adyen's /notificationItems/0/...).
+    const isSignedField = (pointer: string): boolean => {
+      if (bodySigned) return true;
+      const field = settings.items ? fieldOfItem(pointer, settings.items) : pointer;
+      return field !== undefined && signedPointers.has(field);
+    };
     if (isToken && settings.timestamp) problems.push('settings.timestamp: a token signs nothing, so no timestamp can be trusted');
     if (isToken !== (settings.signature.encoding === 'text'))
       problems.push('settings.signature.encoding: "text" goes with "key": {"type": "token"}, and only with it');
@@ -140,7 +147,7 @@ export class SenderProvider implements WebhookProvider {
         problems.push('settings.timestamp.inSignature: needs settings.signature.pairs.timestamp');
       if ((ts.header || ts.inSignature) && !signedKinds.has('timestamp'))
         problems.push('settings.timestamp: a timestamp outside the body must be in settings.signed as {timestamp}, or it proves nothing');
-      if (ts.pointer && !bodySigned && !signedPointers.has(ts.pointer))
+      if (ts.pointer && !isSignedField(ts.pointer))
         problems.push('settings.timestamp.pointer: the field is not signed (put it in settings.signed)');
     } else if (signedKinds.has('timestamp')) problems.push('settings.signed: uses {timestamp} but settings.timestamp is not set');
 
@@ -150,7 +157,10 @@ export class SenderProvider implements WebhookProvider {
         if (!('kind' in part)) continue;
         if (part.kind === 'header' && !signedHeaders.has(part.name) && !unsignedHeaders.has(part.name))
           problems.push(`settings.${where}: header "${part.name}" is not signed; list it in settings.unsignedHeaders to use it anyway`);
-        if ((part.kind === 'pointer' || part.kind === 'each') && !bodySigned && !signedPointers.has(part.pointer) && !settings.unsignedBody)
+        const unsignedField =
+          (part.kind === 'pointer' && !isSignedField(part.pointer)) ||
+          (part.kind === 'each' && !bodySigned && !signedPointers.has(part.pointer));
+        if (unsignedField && !settings.unsignedBody)
           problems.push(`settings.${where}: ${part.pointer} is not signed; say "unsignedBody": true to read it anyway`);
         if (part.kind === 'hmac-hex' && settings.key.type !== 'hmac') problems.push(`settings.${where}: {hmac-hex:...} needs an hmac key`);
       }
@@ -165,7 +175,7 @@ export class SenderProvider implements WebhookProvider {
     for (const key of expectPointers) {
       if (!key.startsWith('/'))
         problems.push(`expect.${key}: for provider sender, expect keys are JSON pointers into the body (e.g. "/TopicArn")`);
-      else if (!bodySigned && !signedPointers.has(key) && !settings.unsignedBody) problems.push(`expect.${key}: the field is not signed`);
+      else if (!isSignedField(key) && !settings.unsignedBody) problems.push(`expect.${key}: the field is not signed`);
     }
 
     const tokenLabels = new Set(settings.handshakes.flatMap((h) => (h.verifyToken ? [h.verifyToken.secret] : [])));
@@ -467,6 +477,18 @@ export class SenderProvider implements WebhookProvider {
 function queryOf(url: string | undefined): URLSearchParams {
   const at = url?.indexOf('?') ?? -1;
   return new URLSearchParams(at < 0 ? '' : url!.slice(at + 1));
+}
+
+/** The item-relative pointer that a body pointer names through `items` (`<items>/<index><each><field>`), if any. */
+function fieldOfItem(pointer: string, items: NonNullable<SenderSettings['items']>): string | undefined {
+  const prefix = `${items.pointer}/`;
+  if (!pointer.startsWith(prefix)) return undefined;
+  // Canonical indexes only: resolvePointer finds "0", never "00".
+  const index = /^(0|[1-9]\d*)(?=\/)/.exec(pointer.slice(prefix.length));
+  if (!index) return undefined;
+  const rest = pointer.slice(prefix.length + index[0].length);
+  const each = items.each ?? '';
+  return rest.startsWith(`${each}/`) ? rest.slice(each.length) : undefined;
 }
 
 /** The body as the sender's scheme reads it: a JSON object, a JSON array (batches), or a form's fields. */
