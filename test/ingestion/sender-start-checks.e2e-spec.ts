@@ -26,6 +26,20 @@ describe('provider "sender": the start refuses what would read more than is veri
     startTestApp({ databaseUrl: db.url, endpoints: [{ id, provider: 'sender', tenantId: 'acme', secrets, settings }] });
   const hmacEndpoint = { key: { type: 'hmac' }, signature: { header: 'x-sig', encoding: 'hex' } };
 
+  it('a body nothing signs, with a {digest} id: refused unless unsignedBody (one signature of the URL admitted any body)', async () => {
+    await expect(
+      start('digest-id', {
+        ...hmacEndpoint,
+        signed: '{url}',
+        publicUrl: 'https://hooks.example.com/webhooks/digest-id',
+        eventId: '{digest}',
+        eventType: 'event',
+      }),
+    ).rejects.toThrow(
+      /settings\.signed: covers no part of the body[^]*settings\.eventId: \{digest\} reads the whole body, which is not signed/,
+    );
+  });
+
   it('items: a timestamp and id read at the top of the body must be signed there (a stale item was replayed under a fresh time and id)', async () => {
     await expect(
       start('items-root', {

@@ -84,6 +84,23 @@ describe('SenderProvider.configure', () => {
     ).toEqual([]);
   });
 
+  it('refuses a body nothing signs, and a digest of a body only partly signed, unless said knowingly', () => {
+    const url = { ...base, signed: '{url}', publicUrl: 'https://hooks.example.com/e', eventType: 'event' };
+    expect(new SenderProvider().configure(endpoint({ ...url, eventId: '{digest}' }))).toEqual([
+      'settings.signed: covers no part of the body; say "unsignedBody": true to accept bodies nothing signs',
+      'settings.eventId: {digest} reads the whole body, which is not signed; say "unsignedBody": true to read it anyway',
+    ]);
+    const fields = { ...base, signed: '{/a}', eventType: 'event' };
+    expect(new SenderProvider().configure(endpoint({ ...fields, eventId: '{/a}:{digest}' }))).toEqual([
+      'settings.eventId: {digest} reads the whole body, which is not signed; say "unsignedBody": true to read it anyway',
+    ]);
+    expect(new SenderProvider().configure(endpoint({ ...fields, body: 'json-array', eventId: '{each:/a}' }))).toEqual([
+      'settings.eventId: {each:/a} reads the whole body, which is not signed; say "unsignedBody": true to read it anyway',
+    ]);
+    expect(new SenderProvider().configure(endpoint({ ...url, eventId: '{digest}', unsignedBody: true }))).toEqual([]);
+    expect(new SenderProvider().configure(endpoint({ ...fields, eventId: '{/a}:{digest}', unsignedBody: true }))).toEqual([]);
+  });
+
   it('with items, counts a body field as signed only where it names a signed field of an item', () => {
     const items = { ...base, items: { pointer: '/items' }, signature: { pointer: '/sig' }, signed: '{/ts}.{/id}' };
     // The item's /ts and /id are signed; the body's own /ts, /id and /type are not.
@@ -141,6 +158,7 @@ describe('SenderProvider.configure', () => {
       'settings.signed: {digest} cannot be part of what is signed',
       'settings.publicUrl: the sender signs the URL: give it as configured at the sender',
       'settings.values.webhookId: used in settings.signed but not set',
+      'settings.signed: covers no part of the body; say "unsignedBody": true to accept bodies nothing signs',
       'settings.signature: name exactly one of "header" or "pointer"',
       'settings.signed: uses {timestamp} but settings.timestamp is not set',
       'settings.eventId: /id is not signed; say "unsignedBody": true to read it anyway',

@@ -126,6 +126,9 @@ export class SenderProvider implements WebhookProvider {
     const signedHeaders = new Set(signedParts.flatMap((p) => ('kind' in p && p.kind === 'header' ? [p.name] : [])));
     const signedPointers = new Set(signedParts.flatMap((p) => ('kind' in p && p.kind === 'pointer' ? [p.pointer] : [])));
     for (const part of signedParts) if ('kind' in part && part.kind === 'keyLines') part.names.forEach((n) => signedPointers.add(`/${n}`));
+    // Every event stores its body: one that nothing signs is the request's to choose, with any signature of the rest.
+    if (!bodySigned && signedPointers.size === 0 && !settings.unsignedBody)
+      problems.push('settings.signed: covers no part of the body; say "unsignedBody": true to accept bodies nothing signs');
     // Ids, timestamps, handshakes and `expect` read the whole body, while with `items` what is signed is each item's:
     // a body pointer is signed only where it names a signed field through an item (Adyen's /notificationItems/0/...).
     const isSignedField = (pointer: string): boolean => {
@@ -157,11 +160,15 @@ export class SenderProvider implements WebhookProvider {
         if (!('kind' in part)) continue;
         if (part.kind === 'header' && !signedHeaders.has(part.name) && !unsignedHeaders.has(part.name))
           problems.push(`settings.${where}: header "${part.name}" is not signed; list it in settings.unsignedHeaders to use it anyway`);
-        const unsignedField =
-          (part.kind === 'pointer' && !isSignedField(part.pointer)) ||
-          (part.kind === 'each' && !bodySigned && !signedPointers.has(part.pointer));
-        if (unsignedField && !settings.unsignedBody)
+        if (part.kind === 'pointer' && !isSignedField(part.pointer) && !settings.unsignedBody)
           problems.push(`settings.${where}: ${part.pointer} is not signed; say "unsignedBody": true to read it anyway`);
+        // Whole-body reads: signed fields do not cover what else the body holds (a digest over it changes with every unsigned byte).
+        if ((part.kind === 'digest' || part.kind === 'each') && !bodySigned && !settings.unsignedBody) {
+          const placeholder = part.kind === 'each' ? `{each:${part.pointer}}` : '{digest}';
+          problems.push(
+            `settings.${where}: ${placeholder} reads the whole body, which is not signed; say "unsignedBody": true to read it anyway`,
+          );
+        }
         if (part.kind === 'hmac-hex' && settings.key.type !== 'hmac') problems.push(`settings.${where}: {hmac-hex:...} needs an hmac key`);
       }
     };
