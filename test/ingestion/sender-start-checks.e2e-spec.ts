@@ -40,6 +40,12 @@ describe('provider "sender": the start refuses what would read more than is veri
     );
   });
 
+  it('{query:NAME} in an id: refused (one signed body was stored again under every fresh query value)', async () => {
+    await expect(start('query-id', { ...hmacEndpoint, eventId: '{/id}-{query:delivery}', eventType: '{/type}' })).rejects.toThrow(
+      'settings.eventId: {query:delivery} is never signed; it may be used in handshake replies only',
+    );
+  });
+
   it('items: a timestamp and id read at the top of the body must be signed there (a stale item was replayed under a fresh time and id)', async () => {
     await expect(
       start('items-root', {

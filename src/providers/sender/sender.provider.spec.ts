@@ -101,6 +101,15 @@ describe('SenderProvider.configure', () => {
     expect(new SenderProvider().configure(endpoint({ ...fields, eventId: '{/a}:{digest}', unsignedBody: true }))).toEqual([]);
   });
 
+  it('refuses placeholders of handshake replies in ids and types: the query is never signed', () => {
+    expect(new SenderProvider().configure(endpoint({ ...base, eventId: '{/id}-{query:delivery}', eventType: '{hmac-hex:/type}' }))).toEqual(
+      [
+        'settings.eventId: {query:delivery} is never signed; it may be used in handshake replies only',
+        'settings.eventType: {hmac-hex:/type} may be used in handshake replies only',
+      ],
+    );
+  });
+
   it('with items, counts a body field as signed only where it names a signed field of an item', () => {
     const items = { ...base, items: { pointer: '/items' }, signature: { pointer: '/sig' }, signed: '{/ts}.{/id}' };
     // The item's /ts and /id are signed; the body's own /ts, /id and /type are not.

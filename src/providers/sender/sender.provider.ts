@@ -174,6 +174,18 @@ export class SenderProvider implements WebhookProvider {
     };
     readsUnsigned('eventId', eventId);
     readsUnsigned('eventType', eventType);
+    for (const [where, parts] of [
+      ['eventId', eventId],
+      ['eventType', eventType],
+    ] as const) {
+      for (const part of parts) {
+        // The query is never signed: one signed body would be stored again under every fresh value of it.
+        if ('kind' in part && part.kind === 'query')
+          problems.push(`settings.${where}: {query:${part.name}} is never signed; it may be used in handshake replies only`);
+        if ('kind' in part && part.kind === 'hmac-hex')
+          problems.push(`settings.${where}: {hmac-hex:${part.pointer}} may be used in handshake replies only`);
+      }
+    }
     replies.forEach((r, i) =>
       [...Object.values(r.json ?? {}), r.text ?? []].forEach((parts) => readsUnsigned(`handshakes.${i}.reply`, parts)),
     );
