@@ -46,6 +46,20 @@ describe('provider "sender": the start refuses what would read more than is veri
     );
   });
 
+  it('{hmac-hex:/p} over an unsigned field: refused (the handshake reply signed any event the request chose)', async () => {
+    await expect(
+      start('oracle', {
+        ...hmacEndpoint,
+        timestamp: { header: 'x-ts' },
+        signed: '{timestamp}.{/id}',
+        unsignedBody: true,
+        eventId: '{/id}',
+        eventType: 'event',
+        handshakes: [{ when: { pointer: '/event', equals: 'url_validation' }, reply: { json: { token: '{hmac-hex:/plainToken}' } } }],
+      }),
+    ).rejects.toThrow('settings.handshakes.0.reply: {hmac-hex:/plainToken} may only HMAC a signed field');
+  });
+
   it('items: a timestamp and id read at the top of the body must be signed there (a stale item was replayed under a fresh time and id)', async () => {
     await expect(
       start('items-root', {

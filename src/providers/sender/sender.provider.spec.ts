@@ -110,6 +110,35 @@ describe('SenderProvider.configure', () => {
     );
   });
 
+  it('refuses a handshake recognised by, or HMACing, what is not signed: its reply would sign anything the request chose', () => {
+    const oracle = {
+      ...base,
+      timestamp: { header: 'x-ts' },
+      signed: '{timestamp}.{/id}',
+      eventType: 'event',
+      handshakes: [
+        { when: { pointer: '/event', equals: 'url_validation' }, reply: { json: { token: '{hmac-hex:/plainToken}' } } },
+        { when: { header: 'x-kind', equals: 'ping' }, reply: { status: 204 } },
+        { method: 'POST', when: { query: 'validate' }, reply: { text: '{hmac-hex:/id}' } },
+      ],
+    };
+    expect(new SenderProvider().configure(endpoint(oracle))).toEqual([
+      'settings.handshakes.0.reply: {hmac-hex:/plainToken} may only HMAC a signed field',
+      'settings.handshakes.2.reply: {hmac-hex:/id} may only HMAC a signed field',
+      'settings.handshakes.0.when: /event is not signed; say "unsignedBody": true to read it anyway',
+      'settings.handshakes.1.when: header "x-kind" is not signed; list it in settings.unsignedHeaders to use it anyway',
+    ]);
+    // Said knowingly, an unsigned field may recognise a handshake, never be HMACed.
+    expect(new SenderProvider().configure(endpoint({ ...oracle, unsignedBody: true, unsignedHeaders: ['x-kind'] }))).toEqual([
+      'settings.handshakes.0.reply: {hmac-hex:/plainToken} may only HMAC a signed field',
+      'settings.handshakes.2.reply: {hmac-hex:/id} may only HMAC a signed field',
+    ]);
+    // Zoom's: the whole body is signed, plainToken with it.
+    expect(
+      new SenderProvider().configure(endpoint({ ...oracle, signed: '{timestamp}.{body}', handshakes: oracle.handshakes.slice(0, 1) })),
+    ).toEqual([]);
+  });
+
   it('with items, counts a body field as signed only where it names a signed field of an item', () => {
     const items = { ...base, items: { pointer: '/items' }, signature: { pointer: '/sig' }, signed: '{/ts}.{/id}' };
     // The item's /ts and /id are signed; the body's own /ts, /id and /type are not.
@@ -173,6 +202,7 @@ describe('SenderProvider.configure', () => {
       'settings.eventId: /id is not signed; say "unsignedBody": true to read it anyway',
       'settings.eventType: /type is not signed; say "unsignedBody": true to read it anyway',
       'settings.handshakes.0: a GET handshake is recognised by a query parameter',
+      'settings.handshakes.0.when: /type is not signed; say "unsignedBody": true to read it anyway',
       'settings.handshakes.1.verifyToken.secret: no secret labelled "missing-label"',
       'settings.key.certificate: only for "type": "rsa"',
       'secrets "a": the key comes from the sender\'s certificate; only a verify token may be listed',

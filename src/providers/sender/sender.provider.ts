@@ -187,7 +187,15 @@ export class SenderProvider implements WebhookProvider {
       }
     }
     replies.forEach((r, i) =>
-      [...Object.values(r.json ?? {}), r.text ?? []].forEach((parts) => readsUnsigned(`handshakes.${i}.reply`, parts)),
+      [...Object.values(r.json ?? {}), r.text ?? []].forEach((parts) => {
+        readsUnsigned(`handshakes.${i}.reply`, parts);
+        for (const part of parts) {
+          // An HMAC with the events' key over what the request chose would sign any event (a signing oracle): only over
+          // a field the sender signed (Zoom's plainToken), whatever unsignedBody says; a query challenge verifies nothing.
+          if ('kind' in part && part.kind === 'hmac-hex' && ('query' in r.handshake.when || !isSignedField(part.pointer)))
+            problems.push(`settings.handshakes.${i}.reply: {hmac-hex:${part.pointer}} may only HMAC a signed field`);
+        }
+      }),
     );
 
     const expectPointers = Object.keys(endpoint.expect ?? {});
@@ -201,6 +209,13 @@ export class SenderProvider implements WebhookProvider {
     for (const [i, h] of settings.handshakes.entries()) {
       if (h.method === 'GET' && !('query' in h.when))
         problems.push(`settings.handshakes.${i}: a GET handshake is recognised by a query parameter`);
+      // What recognises a handshake is read like an id: unsigned, it would turn a captured event into a handshake.
+      if ('pointer' in h.when && !isSignedField(h.when.pointer) && !settings.unsignedBody)
+        problems.push(`settings.handshakes.${i}.when: ${h.when.pointer} is not signed; say "unsignedBody": true to read it anyway`);
+      if ('header' in h.when && !signedHeaders.has(h.when.header) && !unsignedHeaders.has(h.when.header))
+        problems.push(
+          `settings.handshakes.${i}.when: header "${h.when.header}" is not signed; list it in settings.unsignedHeaders to use it anyway`,
+        );
       if (h.verifyToken && !endpoint.secrets.some((s) => s.label === h.verifyToken!.secret))
         problems.push(`settings.handshakes.${i}.verifyToken.secret: no secret labelled "${h.verifyToken.secret}"`);
     }
