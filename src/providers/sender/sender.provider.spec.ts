@@ -1,5 +1,6 @@
 import { createHmac, generateKeyPairSync } from 'node:crypto';
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EndpointConfig } from '../../config/app-config';
 import { presetsDirectory } from './sender-presets';
@@ -137,6 +138,26 @@ describe('SenderProvider.configure', () => {
     expect(
       new SenderProvider().configure(endpoint({ ...oracle, signed: '{timestamp}.{body}', handshakes: oracle.handshakes.slice(0, 1) })),
     ).toEqual([]);
+  });
+
+  it('refuses an id that reads nothing of the request: every event after the first would be a duplicate', () => {
+    const fixed = 'settings.eventId: reads nothing of the request (a body field, a header, {digest}, {each:...} or {timestamp})';
+    expect(new SenderProvider().configure(endpoint({ ...base, eventId: 'always-the-same' }))).toEqual([fixed]);
+    expect(new SenderProvider().configure(endpoint({ ...base, eventId: '{setting:x}-{method}', values: { x: 'fixed' } }))).toEqual([fixed]);
+  });
+
+  it('refuses a caFile that is not PEM certificates, without echoing it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wi-ca-'));
+    const caFile = join(dir, 'ca.pem');
+    writeFileSync(caFile, 'not-a-certificate-but-private-text');
+    const sns = (file: string) =>
+      endpoint(
+        { preset: 'aws-sns', key: { type: 'rsa', certificate: { url: { pointer: '/SigningCertURL' }, hosts: ['^h$'], caFile: file } } },
+        { secrets: [] },
+      );
+    const problems = new SenderProvider().configure(sns(caFile));
+    expect(problems).toEqual(['settings.key.certificate.caFile: not a PEM certificate file']);
+    expect(problems.join('\n')).not.toContain('private-text');
   });
 
   it('with items, counts a body field as signed only where it names a signed field of an item', () => {

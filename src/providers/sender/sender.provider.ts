@@ -198,6 +198,11 @@ export class SenderProvider implements WebhookProvider {
       }),
     );
 
+    // An id that reads nothing of the request is every event's: all but the first would be taken for duplicates.
+    const readsRequest = eventId.some((p) => 'kind' in p && ['pointer', 'each', 'digest', 'header', 'timestamp'].includes(p.kind));
+    if (!readsRequest)
+      problems.push('settings.eventId: reads nothing of the request (a body field, a header, {digest}, {each:...} or {timestamp})');
+
     const expectPointers = Object.keys(endpoint.expect ?? {});
     for (const key of expectPointers) {
       if (!key.startsWith('/'))
@@ -236,6 +241,9 @@ export class SenderProvider implements WebhookProvider {
       } catch (error) {
         problems.push(`settings.key.certificate: ${(error as Error).message}`);
       }
+      // TLS would ignore it silently, failing every fetch it was meant for; its content is never echoed.
+      if (certificate?.ca !== undefined && !isPemCertificate(certificate.ca))
+        problems.push('settings.key.certificate.caFile: not a PEM certificate file');
     }
     for (const secret of endpoint.secrets) {
       if (tokenLabels.has(secret.label)) continue;
@@ -599,6 +607,17 @@ function publicKeyVerifies(hash: Hash | null, data: Buffer, key: KeyObject, sign
       return false;
     }
   });
+}
+
+/** A PEM file whose first certificate parses (a CA bundle holds several). */
+function isPemCertificate(text: string): boolean {
+  if (!text.includes('-----BEGIN CERTIFICATE-----')) return false;
+  try {
+    new X509Certificate(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
