@@ -75,6 +75,7 @@ describe('SenderProvider.configure', () => {
       }),
     );
     expect(problems).toEqual([
+      'settings.signed: covers some fields of the body, which is stored whole; say "unsignedBody": true to accept the fields nothing signs',
       'settings.eventId: header "x-id" is not signed; list it in settings.unsignedHeaders to use it anyway',
       'settings.eventType: /type is not signed; say "unsignedBody": true to read it anyway',
     ]);
@@ -93,9 +94,11 @@ describe('SenderProvider.configure', () => {
     ]);
     const fields = { ...base, signed: '{/a}', eventType: 'event' };
     expect(new SenderProvider().configure(endpoint({ ...fields, eventId: '{/a}:{digest}' }))).toEqual([
+      'settings.signed: covers some fields of the body, which is stored whole; say "unsignedBody": true to accept the fields nothing signs',
       'settings.eventId: {digest} reads the whole body, which is not signed; say "unsignedBody": true to read it anyway',
     ]);
     expect(new SenderProvider().configure(endpoint({ ...fields, body: 'json-array', eventId: '{each:/a}' }))).toEqual([
+      'settings.signed: covers some fields of the body, which is stored whole; say "unsignedBody": true to accept the fields nothing signs',
       'settings.eventId: {each:/a} reads the whole body, which is not signed; say "unsignedBody": true to read it anyway',
     ]);
     expect(new SenderProvider().configure(endpoint({ ...url, eventId: '{digest}', unsignedBody: true }))).toEqual([]);
@@ -124,15 +127,30 @@ describe('SenderProvider.configure', () => {
       ],
     };
     expect(new SenderProvider().configure(endpoint(oracle))).toEqual([
-      'settings.handshakes.0.reply: {hmac-hex:/plainToken} may only HMAC a signed field',
-      'settings.handshakes.2.reply: {hmac-hex:/id} may only HMAC a signed field',
+      'settings.signed: covers some fields of the body, which is stored whole; say "unsignedBody": true to accept the fields nothing signs',
+      'settings.handshakes.0.reply: {hmac-hex:/plainToken} may only HMAC a signed field, in a handshake recognised by a signed field or header',
+      'settings.handshakes.2.reply: {hmac-hex:/id} may only HMAC a signed field, in a handshake recognised by a signed field or header',
       'settings.handshakes.0.when: /event is not signed; say "unsignedBody": true to read it anyway',
       'settings.handshakes.1.when: header "x-kind" is not signed; list it in settings.unsignedHeaders to use it anyway',
     ]);
     // Said knowingly, an unsigned field may recognise a handshake, never be HMACed.
     expect(new SenderProvider().configure(endpoint({ ...oracle, unsignedBody: true, unsignedHeaders: ['x-kind'] }))).toEqual([
-      'settings.handshakes.0.reply: {hmac-hex:/plainToken} may only HMAC a signed field',
-      'settings.handshakes.2.reply: {hmac-hex:/id} may only HMAC a signed field',
+      'settings.handshakes.0.reply: {hmac-hex:/plainToken} may only HMAC a signed field, in a handshake recognised by a signed field or header',
+      'settings.handshakes.2.reply: {hmac-hex:/id} may only HMAC a signed field, in a handshake recognised by a signed field or header',
+    ]);
+    // Recognised by an unsigned header said knowingly: one captured event with that header added would get its
+    // reply, so the reply HMACs nothing, not even a signed field.
+    expect(
+      new SenderProvider().configure(
+        endpoint({
+          ...oracle,
+          unsignedBody: true,
+          unsignedHeaders: ['x-kind'],
+          handshakes: [{ when: { header: 'x-kind', equals: 'check' }, reply: { text: '{hmac-hex:/id}' } }],
+        }),
+      ),
+    ).toEqual([
+      'settings.handshakes.0.reply: {hmac-hex:/id} may only HMAC a signed field, in a handshake recognised by a signed field or header',
     ]);
     // Zoom's: the whole body is signed, plainToken with it.
     expect(
@@ -144,6 +162,15 @@ describe('SenderProvider.configure', () => {
     const fixed = 'settings.eventId: reads nothing of the request (a body field, a header, {digest}, {each:...} or {timestamp})';
     expect(new SenderProvider().configure(endpoint({ ...base, eventId: 'always-the-same' }))).toEqual([fixed]);
     expect(new SenderProvider().configure(endpoint({ ...base, eventId: '{setting:x}-{method}', values: { x: 'fixed' } }))).toEqual([fixed]);
+  });
+
+  it('refuses a certificate host pattern that would close the anchoring group and match any host', () => {
+    const sns = (hosts: string[]) =>
+      endpoint({ preset: 'aws-sns', key: { type: 'rsa', certificate: { url: { pointer: '/SigningCertURL' }, hosts } } }, { secrets: [] });
+    const problems = new SenderProvider().configure(sns(['sns\\.amazonaws\\.com)|(.*']));
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^settings\.key\.certificate: Invalid regular expression/);
+    expect(new SenderProvider().configure(sns(['sns\\.a\\.com|sns\\.b\\.com']))).toEqual([]);
   });
 
   it('refuses a caFile that is not PEM certificates, without echoing it', () => {
@@ -162,12 +189,15 @@ describe('SenderProvider.configure', () => {
 
   it('with items, counts a body field as signed only where it names a signed field of an item', () => {
     const items = { ...base, items: { pointer: '/items' }, signature: { pointer: '/sig' }, signed: '{/ts}.{/id}' };
-    // The item's /ts and /id are signed; the body's own /ts, /id and /type are not.
+    // The item's /ts and /id are signed; the body's own /ts, /id and /type are not (nor the rest of each item).
+    const partly =
+      'settings.signed: covers some fields of the body, which is stored whole; say "unsignedBody": true to accept the fields nothing signs';
     expect(
       new SenderProvider().configure(
         endpoint({ ...items, timestamp: { pointer: '/ts' }, eventId: '{/id}', eventType: 'event' }, { expect: { '/id': 'x' } }),
       ),
     ).toEqual([
+      partly,
       'settings.timestamp.pointer: the field is not signed (put it in settings.signed)',
       'settings.eventId: /id is not signed; say "unsignedBody": true to read it anyway',
       'expect./id: the field is not signed',
@@ -179,14 +209,16 @@ describe('SenderProvider.configure', () => {
           { expect: { '/items/1/id': 'x' } },
         ),
       ),
-    ).toEqual([]);
+    ).toEqual([partly]);
     expect(new SenderProvider().configure(endpoint({ ...items, eventId: '{/items/00/id}', eventType: '{/items/0/idx}' }))).toEqual([
+      partly,
       'settings.eventId: /items/00/id is not signed; say "unsignedBody": true to read it anyway',
       'settings.eventType: /items/0/idx is not signed; say "unsignedBody": true to read it anyway',
     ]);
     const each = { ...items, items: { pointer: '/items', each: '/Item' } };
-    expect(new SenderProvider().configure(endpoint({ ...each, eventId: '{/items/0/Item/id}', eventType: 'event' }))).toEqual([]);
+    expect(new SenderProvider().configure(endpoint({ ...each, eventId: '{/items/0/Item/id}', eventType: 'event' }))).toEqual([partly]);
     expect(new SenderProvider().configure(endpoint({ ...each, eventId: '{/items/0/Items/id}', eventType: 'event' }))).toEqual([
+      partly,
       'settings.eventId: /items/0/Items/id is not signed; say "unsignedBody": true to read it anyway',
     ]);
   });

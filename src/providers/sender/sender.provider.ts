@@ -126,9 +126,14 @@ export class SenderProvider implements WebhookProvider {
     const signedHeaders = new Set(signedParts.flatMap((p) => ('kind' in p && p.kind === 'header' ? [p.name] : [])));
     const signedPointers = new Set(signedParts.flatMap((p) => ('kind' in p && p.kind === 'pointer' ? [p.pointer] : [])));
     for (const part of signedParts) if ('kind' in part && part.kind === 'keyLines') part.names.forEach((n) => signedPointers.add(`/${n}`));
-    // Every event stores its body: one that nothing signs is the request's to choose, with any signature of the rest.
-    if (!bodySigned && signedPointers.size === 0 && !settings.unsignedBody)
-      problems.push('settings.signed: covers no part of the body; say "unsignedBody": true to accept bodies nothing signs');
+    // Every event stores its whole body: what the signature leaves out is the request's to choose (an amount beside
+    // a signed id), so a body not signed whole must be said.
+    if (!bodySigned && !settings.unsignedBody)
+      problems.push(
+        signedPointers.size === 0
+          ? 'settings.signed: covers no part of the body; say "unsignedBody": true to accept bodies nothing signs'
+          : 'settings.signed: covers some fields of the body, which is stored whole; say "unsignedBody": true to accept the fields nothing signs',
+      );
     // Ids, timestamps, handshakes and `expect` read the whole body, while with `items` what is signed is each item's:
     // a body pointer is signed only where it names a signed field through an item (Adyen's /notificationItems/0/...).
     const isSignedField = (pointer: string): boolean => {
@@ -136,6 +141,9 @@ export class SenderProvider implements WebhookProvider {
       const field = settings.items ? fieldOfItem(pointer, settings.items) : pointer;
       return field !== undefined && signedPointers.has(field);
     };
+    // A handshake recognised by what the sender signed: never by the query, an unsigned header or an unsigned field.
+    const whenSigned = (when: SenderSettings['handshakes'][number]['when']): boolean =>
+      'pointer' in when ? isSignedField(when.pointer) : 'header' in when ? signedHeaders.has(when.header) : false;
     if (isToken && settings.timestamp) problems.push('settings.timestamp: a token signs nothing, so no timestamp can be trusted');
     if (isToken !== (settings.signature.encoding === 'text'))
       problems.push('settings.signature.encoding: "text" goes with "key": {"type": "token"}, and only with it');
@@ -192,8 +200,10 @@ export class SenderProvider implements WebhookProvider {
         for (const part of parts) {
           // An HMAC with the events' key over what the request chose would sign any event (a signing oracle): only over
           // a field the sender signed (Zoom's plainToken), whatever unsignedBody says; a query challenge verifies nothing.
-          if ('kind' in part && part.kind === 'hmac-hex' && ('query' in r.handshake.when || !isSignedField(part.pointer)))
-            problems.push(`settings.handshakes.${i}.reply: {hmac-hex:${part.pointer}} may only HMAC a signed field`);
+          if ('kind' in part && part.kind === 'hmac-hex' && (!whenSigned(r.handshake.when) || !isSignedField(part.pointer)))
+            problems.push(
+              `settings.handshakes.${i}.reply: {hmac-hex:${part.pointer}} may only HMAC a signed field, in a handshake recognised by a signed field or header`,
+            );
         }
       }),
     );
@@ -234,7 +244,8 @@ export class SenderProvider implements WebhookProvider {
       try {
         certificate = {
           // In full, as documented: unanchored, `sns\.us-east-1\.amazonaws\.com` also matched `sns.us-east-1.amazonaws.com.attacker.example`.
-          hosts: key.certificate.hosts.map((h) => new RegExp(`^(?:${h})$`)),
+          // Each compiled alone first: `a)|(.*` would otherwise close the group and match any host.
+          hosts: key.certificate.hosts.map((h) => (new RegExp(h), new RegExp(`^(?:${h})$`))),
           path: key.certificate.path ? new RegExp(key.certificate.path) : undefined,
           ca: key.certificate.caFile ? readFileSync(key.certificate.caFile, 'utf8') : undefined,
         };
