@@ -173,6 +173,22 @@ describe('SenderProvider.configure', () => {
     expect(new SenderProvider().configure(sns(['sns\\.a\\.com|sns\\.b\\.com']))).toEqual([]);
   });
 
+  it('refuses placeholders that have no value where they stand: every event would be refused, or no signature verify', () => {
+    expect(
+      new SenderProvider().configure(endpoint({ ...base, signed: '{body}', eventId: '{/id}-{crc32}', eventType: '{url}{body}' })),
+    ).toEqual([
+      'settings.eventId: {crc32} has no value here',
+      'settings.eventType: {url} has no value here',
+      'settings.eventType: {body} has no value here',
+    ]);
+    const bodyTime = { ...base, signed: '{timestamp}.{body}', timestamp: { pointer: '/ts' }, eventId: '{timestamp}-{/id}' };
+    expect(new SenderProvider().configure(endpoint(bodyTime))).toEqual([
+      'settings.signed: {timestamp} has no value when the timestamp is a body field: sign {/ts}',
+      'settings.eventId: {timestamp} has no value when the timestamp is a body field: use {/ts}',
+    ]);
+    expect(new SenderProvider().configure(endpoint({ ...bodyTime, signed: '{body}', eventId: '{/ts}-{/id}' }))).toEqual([]);
+  });
+
   it('refuses a caFile that is not PEM certificates, without echoing it', () => {
     const dir = mkdtempSync(join(tmpdir(), 'wi-ca-'));
     const caFile = join(dir, 'ca.pem');

@@ -160,6 +160,9 @@ export class SenderProvider implements WebhookProvider {
         problems.push('settings.timestamp: a timestamp outside the body must be in settings.signed as {timestamp}, or it proves nothing');
       if (ts.pointer && !isSignedField(ts.pointer))
         problems.push('settings.timestamp.pointer: the field is not signed (put it in settings.signed)');
+      // {timestamp} is the header's or the signature's; a body field would be signed as an empty string.
+      if (ts.pointer && signedKinds.has('timestamp'))
+        problems.push(`settings.signed: {timestamp} has no value when the timestamp is a body field: sign {${ts.pointer}}`);
     } else if (signedKinds.has('timestamp')) problems.push('settings.signed: uses {timestamp} but settings.timestamp is not set');
 
     const unsignedHeaders = new Set(settings.unsignedHeaders);
@@ -192,6 +195,13 @@ export class SenderProvider implements WebhookProvider {
           problems.push(`settings.${where}: {query:${part.name}} is never signed; it may be used in handshake replies only`);
         if ('kind' in part && part.kind === 'hmac-hex')
           problems.push(`settings.${where}: {hmac-hex:${part.pointer}} may be used in handshake replies only`);
+        // Placeholders with no value in an id or a type: every event would be 400 missing_event_id.
+        if ('kind' in part && (NO_VALUE_IN_IDS.has(part.kind) || (part.kind === 'url' && !settings.publicUrl)))
+          problems.push(`settings.${where}: {${part.kind}} has no value here`);
+        if ('kind' in part && part.kind === 'timestamp' && settings.timestamp?.pointer)
+          problems.push(
+            `settings.${where}: {timestamp} has no value when the timestamp is a body field: use {${settings.timestamp.pointer}}`,
+          );
       }
     }
     replies.forEach((r, i) =>
@@ -526,6 +536,9 @@ export class SenderProvider implements WebhookProvider {
     return scheme;
   }
 }
+
+/** Placeholders of the signed content only: an id or a type never renders them. */
+const NO_VALUE_IN_IDS = new Set(['body', 'form', 'crc32', 'keyLines']);
 
 function queryOf(url: string | undefined): URLSearchParams {
   const at = url?.indexOf('?') ?? -1;
