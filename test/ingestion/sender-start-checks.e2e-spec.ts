@@ -74,6 +74,32 @@ describe('provider "sender": the start refuses what would read more than is veri
     ).rejects.toThrow(/settings\.timestamp\.pointer: the field is not signed[^]*settings\.eventId: \/id is not signed/);
   });
 
+  it("items: a timestamp named through an item is every item's (a stale signed item appended to a fresh one was accepted)", async () => {
+    const t = await start('items-each-ts', {
+      key: { type: 'hmac' },
+      items: { pointer: '/items' },
+      signature: { pointer: '/sig', encoding: 'hex' },
+      signed: '{/ts}.{/id}',
+      unsignedBody: true,
+      timestamp: { pointer: '/items/0/ts' },
+      eventId: '{/items/0/id}',
+      eventType: 'event',
+    });
+    try {
+      const item = (id: string, ts: number) => ({ id, ts: String(ts), sig: hmacHex(`${ts}.${id}`) });
+      const now = Math.floor(Date.now() / 1000);
+      const post = (items: unknown[]) =>
+        request(t.url).post('/webhooks/items-each-ts').set('content-type', 'application/json').send(JSON.stringify({ items }));
+      const stale = await post([item('fresh', now), item('captured-yesterday', now - 86_400)]);
+      expect([stale.status, stale.body.reason]).toEqual([401, 'timestamp_out_of_tolerance']);
+      expect(await db.query(`SELECT event_id FROM webhook_inbox WHERE endpoint_id = 'items-each-ts'`)).toEqual([]);
+      const ok = await post([item('fresh', now), item('also-fresh', now - 5)]);
+      expect([ok.status, ok.body]).toEqual([200, { status: 'accepted', eventId: 'fresh' }]);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('{setting:constructor}: refused at start (it found the inherited constructor, and every request was a 500)', async () => {
     await expect(
       start('setting-proto', { ...hmacEndpoint, signed: '{setting:constructor}{body}', eventId: '{/id}', eventType: 'event' }),
@@ -89,7 +115,7 @@ describe('provider "sender": the start refuses what would read more than is veri
         .set({ 'content-type': 'application/json', 'x-sig': hmacHex(body) })
         .send(body);
       expect([res.status, res.body.reason]).toEqual([401, 'missing_signed_header']);
-      expect(await db.query('SELECT event_id FROM webhook_inbox')).toEqual([]);
+      expect(await db.query(`SELECT event_id FROM webhook_inbox WHERE endpoint_id = 'header-proto'`)).toEqual([]);
     } finally {
       await t.close();
     }

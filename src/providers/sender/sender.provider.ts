@@ -395,10 +395,18 @@ export class SenderProvider implements WebhookProvider {
     const { settings } = scheme;
     req.body ??= parseBody(req.request.rawBody, settings.body);
     if (settings.timestamp) {
-      const value = settings.timestamp.pointer ? resolvePointer(req.body, settings.timestamp.pointer) : req.timestamp;
-      const at = timestampMs(value, settings.timestamp.format);
-      if (at === undefined) throw new UnauthorizedError('invalid_timestamp', 'the signed timestamp is missing or malformed');
-      requireRecent(at, endpoint, now, 'the signature timestamp');
+      const { pointer, format } = settings.timestamp;
+      // With items, one named through an item is every item's: a stale signed item appended to a fresh one is refused too.
+      const field = pointer && settings.items ? fieldOfItem(pointer, settings.items) : undefined;
+      const values =
+        field !== undefined
+          ? this.items(req, settings).map((item) => resolvePointer(item, field))
+          : [pointer ? resolvePointer(req.body, pointer) : req.timestamp];
+      for (const value of values) {
+        const at = timestampMs(value, format);
+        if (at === undefined) throw new UnauthorizedError('invalid_timestamp', 'the signed timestamp is missing or malformed');
+        requireRecent(at, endpoint, now, 'the signature timestamp');
+      }
     }
     for (const reply of scheme.replies) {
       const { when } = reply.handshake;
@@ -452,14 +460,17 @@ export class SenderProvider implements WebhookProvider {
     return secret.label;
   }
 
+  /** The body's signed items (each `items.each` of them), or the body itself when it is signed whole. */
+  private items(req: Request, settings: SenderSettings): unknown[] {
+    if (!settings.items) return [req.body];
+    const list = resolvePointer(req.body, settings.items.pointer);
+    if (!Array.isArray(list) || list.length === 0) throw new UnauthorizedError('missing_signature', 'no signed items in the body');
+    return list.map((element) => (settings.items!.each ? resolvePointer(element, settings.items!.each) : element));
+  }
+
   /** The body (or each of its items) with the signatures it carries. */
   private signingContexts(req: Request, settings: SenderSettings): { item: unknown; signatures: Buffer[] }[] {
-    const items: unknown[] = [];
-    if (settings.items) {
-      const list = resolvePointer(req.body, settings.items.pointer);
-      if (!Array.isArray(list) || list.length === 0) throw new UnauthorizedError('missing_signature', 'no signed items in the body');
-      for (const element of list) items.push(settings.items.each ? resolvePointer(element, settings.items.each) : element);
-    } else items.push(req.body);
+    const items = this.items(req, settings);
     const fromHeader = settings.signature.header ? readSignatureHeader(req.request, settings).signatures : undefined;
     return items.map((item) => ({ item, signatures: fromHeader ?? readSignatureField(item, settings) }));
   }
