@@ -28,6 +28,26 @@ describe('erasure: an e-mail claimed before the erasure and held after its notic
     email.reset();
   });
 
+  /** Counts the erasure notices the relay handles. */
+  function countNotices(relay: OutboxRelay): () => number {
+    let notices = 0;
+    const recheck = relay.recheckErasures.bind(relay);
+    jest.spyOn(relay, 'recheckErasures').mockImplementation(() => (notices++, recheck()));
+    return () => notices;
+  }
+
+  /** An order of `<id>@example.com`, paid through the worker: its receipt e-mail is written. */
+  async function payOrder(id: string): Promise<void> {
+    await t.app.get(OrdersService).create({ tenantId: TENANT, id, totalMinor: 1000, currency: 'eur', customerEmail: `${id}@example.com` });
+    await postStripe(t, paymentIntentEvent('payment_intent.succeeded', { orderId: id }));
+    await drain(t);
+  }
+
+  async function emailRow(id: string) {
+    const [row] = (await outboxRows(db, id)).filter((r) => r.destination === 'email');
+    return row;
+  }
+
   async function eraseAndAwaitNotice(address: string, noticed: () => number): Promise<void> {
     const before = noticed();
     const erased = await request(t.url).post('/admin/erasure').set(op).send({ email: address, reason: 'gdpr' });
@@ -40,9 +60,7 @@ describe('erasure: an e-mail claimed before the erasure and held after its notic
   it('claimed: is not sent after the erasure answered, and settles dead (erased)', async () => {
     const relay = t.app.get(OutboxRelay);
     const repository = t.app.get(OutboxRepository);
-    let notices = 0;
-    const recheck = relay.recheckErasures.bind(relay);
-    jest.spyOn(relay, 'recheckErasures').mockImplementation(() => (notices++, recheck()));
+    const notices = countNotices(relay);
     // A backlog: the writer leaves the entries pending for a claim (no hand-over).
     jest.spyOn(relay, 'handOver').mockReturnValue(undefined);
     const claim = repository.claim.bind(repository);
@@ -53,32 +71,26 @@ describe('erasure: an e-mail claimed before the erasure and held after its notic
       if (mine && !erasedDuringClaim) {
         erasedDuringClaim = true;
         // The claim has committed (the row is `delivering` under this lease); the relay has not read its answer yet.
-        await eraseAndAwaitNotice('race-a@example.com', () => notices);
+        await eraseAndAwaitNotice('race-a@example.com', notices);
       }
       return result;
     });
 
-    await t.app
-      .get(OrdersService)
-      .create({ tenantId: TENANT, id: 'race-a', totalMinor: 1000, currency: 'eur', customerEmail: 'race-a@example.com' });
-    await postStripe(t, paymentIntentEvent('payment_intent.succeeded', { orderId: 'race-a' }));
-    await drain(t);
+    await payOrder('race-a');
 
     await waitFor('the e-mail settled', async () => {
-      const [row] = (await outboxRows(db, 'race-a')).filter((r) => r.destination === 'email');
+      const row = await emailRow('race-a');
       return row.status !== 'pending' && row.status !== 'delivering';
     });
     expect(erasedDuringClaim).toBe(true);
-    const [after] = (await outboxRows(db, 'race-a')).filter((r) => r.destination === 'email');
+    const after = await emailRow('race-a');
     const sentTo = email.requests.map((r) => JSON.parse(r.body).to);
     expect({ status: after.status, last_error: after.last_error, sentTo }).toEqual({ status: 'dead', last_error: 'erased', sentTo: [] });
   });
 
   it('handed over after the writer committed: is not sent after the erasure answered either', async () => {
     const relay = t.app.get(OutboxRelay);
-    let notices = 0;
-    const recheck = relay.recheckErasures.bind(relay);
-    jest.spyOn(relay, 'recheckErasures').mockImplementation(() => (notices++, recheck()));
+    const notices = countNotices(relay);
     const handedOver = relay.handedOver.bind(relay);
     let erasedBeforeHandOver = false;
     jest.spyOn(relay, 'handedOver').mockImplementation((handOver, entries) => {
@@ -86,29 +98,23 @@ describe('erasure: an e-mail claimed before the erasure and held after its notic
       if (!mine || erasedBeforeHandOver) return handedOver(handOver, entries);
       erasedBeforeHandOver = true;
       // The writer's COMMIT is in (entries `delivering` under the relay's lease); the relay has them a moment later.
-      void eraseAndAwaitNotice('race-b@example.com', () => notices).then(() => handedOver(handOver, entries));
+      void eraseAndAwaitNotice('race-b@example.com', notices).then(() => handedOver(handOver, entries));
     });
 
-    await t.app
-      .get(OrdersService)
-      .create({ tenantId: TENANT, id: 'race-b', totalMinor: 1000, currency: 'eur', customerEmail: 'race-b@example.com' });
-    await postStripe(t, paymentIntentEvent('payment_intent.succeeded', { orderId: 'race-b' }));
-    await drain(t);
+    await payOrder('race-b');
 
     await waitFor('the e-mail settled', async () => {
-      const [row] = (await outboxRows(db, 'race-b')).filter((r) => r.destination === 'email');
+      const row = await emailRow('race-b');
       return erasedBeforeHandOver && row.status !== 'pending' && row.status !== 'delivering';
     });
-    const [after] = (await outboxRows(db, 'race-b')).filter((r) => r.destination === 'email');
+    const after = await emailRow('race-b');
     const sentTo = email.requests.map((r) => JSON.parse(r.body).to);
     expect({ status: after.status, last_error: after.last_error, sentTo }).toEqual({ status: 'dead', last_error: 'erased', sentTo: [] });
   });
 
   it('handed over to a relay that began stopping meanwhile: handed back settled dead (erased), not pending (last: it stops the relay)', async () => {
     const relay = t.app.get(OutboxRelay);
-    let notices = 0;
-    const recheck = relay.recheckErasures.bind(relay);
-    jest.spyOn(relay, 'recheckErasures').mockImplementation(() => (notices++, recheck()));
+    const notices = countNotices(relay);
     const handedOver = relay.handedOver.bind(relay);
     let done = false;
     jest.spyOn(relay, 'handedOver').mockImplementation((handOver, entries) => {
@@ -118,26 +124,16 @@ describe('erasure: an e-mail claimed before the erasure and held after its notic
       // The writer's COMMIT is in; the instance begins shutting down and an erasure commits before the relay has the entries.
       void (async () => {
         await relay.stop();
-        const before = notices;
-        const erased = await request(t.url).post('/admin/erasure').set(op).send({ email: 'stop-a@example.com', reason: 'gdpr' });
-        expect([erased.status, erased.body.recipientsBlanked]).toEqual([200, 1]);
-        await waitFor('notice', async () => notices > before);
+        await eraseAndAwaitNotice('stop-a@example.com', notices);
         handedOver(handOver, entries);
       })();
     });
 
-    await t.app
-      .get(OrdersService)
-      .create({ tenantId: TENANT, id: 'stop-a', totalMinor: 1000, currency: 'eur', customerEmail: 'stop-a@example.com' });
-    await postStripe(t, paymentIntentEvent('payment_intent.succeeded', { orderId: 'stop-a' }));
-    await drain(t);
-    await waitFor('handed back', async () => {
-      const [row] = (await outboxRows(db, 'stop-a')).filter((r) => r.destination === 'email');
-      return done && row.status !== 'delivering';
-    });
+    await payOrder('stop-a');
+    await waitFor('handed back', async () => done && (await emailRow('stop-a')).status !== 'delivering');
     // Any relay's claim now takes it.
     await relay.runOnce();
-    const [after] = (await outboxRows(db, 'stop-a')).filter((r) => r.destination === 'email');
+    const after = await emailRow('stop-a');
     expect({ status: after.status, last_error: after.last_error, to: after.payload.to, sent: email.requests.length }).toEqual({
       status: 'dead',
       last_error: 'erased',
