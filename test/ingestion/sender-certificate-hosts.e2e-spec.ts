@@ -1,12 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import { createPrivateKey, sign } from 'node:crypto';
 import dns from 'node:dns';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { createServer, Server } from 'node:https';
-import { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import request from 'supertest';
+import { FakeCertificateHost, signSnsMessage, startFakeCertificateHost } from '../support/fake-certificate-host';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { startTestApp, TestApp } from '../support/test-app';
 
@@ -22,41 +16,11 @@ const ATTACKER_HOST = 'sns.us-east-1.amazonaws.com.attacker.test';
 describe('provider "sender": certificate host patterns match the whole host name', () => {
   let db: TestDatabase;
   let t: TestApp;
-  let server: Server;
-  let port: number;
-  let privateKeyPem: string;
+  let attacker: FakeCertificateHost;
   const originalLookup = dns.lookup;
 
   beforeAll(async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'wi-cert-host-'));
-    const keyFile = join(dir, 'key.pem');
-    const certFile = join(dir, 'cert.pem');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        keyFile,
-        '-out',
-        certFile,
-        '-days',
-        '2',
-        '-subj',
-        `/CN=${ATTACKER_HOST}`,
-        '-addext',
-        `subjectAltName=DNS:${ATTACKER_HOST}`,
-      ],
-      { stdio: 'ignore' },
-    );
-    const certPem = readFileSync(certFile, 'utf8');
-    privateKeyPem = readFileSync(keyFile, 'utf8');
-    server = createServer({ key: privateKeyPem, cert: certPem }, (_req, res) => res.writeHead(200).end(certPem));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as AddressInfo).port;
+    attacker = await startFakeCertificateHost(ATTACKER_HOST);
     // The attacker's DNS: their domain resolves to their server.
     (dns as { lookup: unknown }).lookup = ((host: string, options: unknown, cb?: unknown) => {
       const callback = (typeof options === 'function' ? options : cb) as (...a: unknown[]) => void;
@@ -84,7 +48,7 @@ describe('provider "sender": certificate host patterns match the whole host name
                 url: { pointer: '/SigningCertURL' },
                 hosts: ['sns\\.us-east-1\\.amazonaws\\.com'],
                 path: '\\.pem$',
-                caFile: certFile,
+                caFile: attacker.caFile,
               },
             },
           },
@@ -96,24 +60,22 @@ describe('provider "sender": certificate host patterns match the whole host name
     dns.lookup = originalLookup;
     await t?.close();
     await db?.drop();
-    await new Promise((resolve) => server?.close(resolve));
+    await attacker?.close();
   });
 
   it('a certificate on the attacker host sns.us-east-1.amazonaws.com.attacker.test is refused as untrusted_certificate_url', async () => {
-    const message: Record<string, string> = {
-      Type: 'Notification',
-      MessageId: 'forged-1',
-      TopicArn: 'arn:aws:sns:us-east-1:123456789012:orders',
-      Message: '{"order":"free"}',
-      Timestamp: new Date().toISOString(),
-      SignatureVersion: '2',
-      SigningCertURL: `https://${ATTACKER_HOST}:${port}/SimpleNotificationService-1.pem`,
-    };
-    const lines = ['Message', 'MessageId', 'Subject', 'SubscribeURL', 'Timestamp', 'Token', 'TopicArn', 'Type']
-      .filter((k) => k in message)
-      .map((k) => `${k}\n${message[k]}\n`)
-      .join('');
-    message.Signature = sign('sha256', Buffer.from(lines), createPrivateKey(privateKeyPem)).toString('base64');
+    const message = signSnsMessage(
+      {
+        Type: 'Notification',
+        MessageId: 'forged-1',
+        TopicArn: 'arn:aws:sns:us-east-1:123456789012:orders',
+        Message: '{"order":"free"}',
+        Timestamp: new Date().toISOString(),
+        SignatureVersion: '2',
+        SigningCertURL: `${attacker.url}/SimpleNotificationService-1.pem`,
+      },
+      attacker.privateKey,
+    );
     const res = await request(t.url).post('/webhooks/sns-orders').set('content-type', 'text/plain').send(JSON.stringify(message));
     expect([res.status, res.body.reason]).toEqual([401, 'untrusted_certificate_url']);
     expect(await db.query('SELECT event_id FROM webhook_inbox')).toEqual([]);

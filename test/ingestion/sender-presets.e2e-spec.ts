@@ -8,7 +8,7 @@ import { crc32 } from 'node:zlib';
 import { WebhooksHelper as SquareWebhooksHelper } from 'square';
 import request from 'supertest';
 import twilio from 'twilio';
-import { startFakeCertificateHost, FakeCertificateHost } from '../support/fake-certificate-host';
+import { signSnsMessage, startFakeCertificateHost, FakeCertificateHost } from '../support/fake-certificate-host';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
 import { startTestApp, TestApp } from '../support/test-app';
 
@@ -150,28 +150,22 @@ const paypalDelivery = (at: Date, n: string, body: string): Delivery => {
   };
 };
 
-const SNS_SIGNED = ['Message', 'MessageId', 'Subject', 'SubscribeURL', 'Timestamp', 'Token', 'TopicArn', 'Type'];
-const snsMessage = (at: Date, n: string, fields: Record<string, string> = {}) => {
-  const message: Record<string, string> = {
-    Type: 'Notification',
-    MessageId: `sns-${n}`,
-    TopicArn: 'arn:aws:sns:us-east-1:123456789012:orders',
-    Subject: 'order',
-    Message: 'MARK {"order":1}',
-    Timestamp: at.toISOString(),
-    SignatureVersion: '2',
-    SigningCertURL: `${certificates.url}/SimpleNotificationService-0001.pem`,
-    UnsubscribeURL: 'https://sns.us-east-1.amazonaws.com/?Action=Unsubscribe',
-    ...fields,
-  };
-  const lines = SNS_SIGNED.filter((k) => k in message)
-    .map((k) => `${k}\n${message[k]}\n`)
-    .join('');
-  message.Signature = sign(message.SignatureVersion === '1' ? 'sha1' : 'sha256', Buffer.from(lines), certificates.privateKey).toString(
-    'base64',
+const snsMessage = (at: Date, n: string, fields: Record<string, string> = {}) =>
+  signSnsMessage(
+    {
+      Type: 'Notification',
+      MessageId: `sns-${n}`,
+      TopicArn: 'arn:aws:sns:us-east-1:123456789012:orders',
+      Subject: 'order',
+      Message: 'MARK {"order":1}',
+      Timestamp: at.toISOString(),
+      SignatureVersion: '2',
+      SigningCertURL: `${certificates.url}/SimpleNotificationService-0001.pem`,
+      UnsubscribeURL: 'https://sns.us-east-1.amazonaws.com/?Action=Unsubscribe',
+      ...fields,
+    },
+    certificates.privateKey,
   );
-  return message;
-};
 const snsDelivery = (message: Record<string, string>): Delivery => ({
   body: json(message),
   headers: { 'x-amz-sns-message-type': message.Type },
@@ -425,7 +419,7 @@ const PRESETS: Preset[] = [
     stale: true,
     withoutId: (at, n) => {
       const { MessageId: _, ...rest } = snsMessage(at, n);
-      return snsDelivery(resign(rest));
+      return snsDelivery(signSnsMessage(rest, certificates.privateKey)); // signed again without its id
     },
   },
   {
@@ -529,15 +523,6 @@ const PRESETS: Preset[] = [
     withoutId: (_, n) => ({ body: graphBody(n, false), headers: {} }),
   },
 ];
-
-/** An SNS message signed again after a change (the id removed). */
-function resign(message: Record<string, string>): Record<string, string> {
-  const { Signature: _, ...fields } = message;
-  const lines = SNS_SIGNED.filter((k) => k in fields)
-    .map((k) => `${k}\n${fields[k]}\n`)
-    .join('');
-  return { ...fields, Signature: sign('sha256', Buffer.from(lines), certificates.privateKey).toString('base64') };
-}
 
 const endpointOf = (p: Preset) => `${p.preset}-main`;
 
@@ -745,7 +730,7 @@ describe('provider "sender": the built-in presets, each through the real route',
       SubscribeURL: 'https://sns.us-east-1.amazonaws.com/?Action=ConfirmSubscription&Token=token-1',
     });
     delete (message as Record<string, string | undefined>).Subject;
-    const res = await post('aws-sns-main', snsDelivery(resign(message)));
+    const res = await post('aws-sns-main', snsDelivery(signSnsMessage(message, certificates.privateKey)));
     expect(res.body.status).toBe('accepted');
     expect((await rows())[0].event_type).toBe('SubscriptionConfirmation');
   });
