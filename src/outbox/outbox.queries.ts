@@ -117,7 +117,7 @@ export const RECORD_OUTCOMES = `
        SET next_attempt_at = $9
      WHERE s.id IN (
        SELECT n.id
-         FROM unnest($1::bigint[], $3::text[]) AS r(id, status)
+         FROM unnest(${opaque(1, 'bigint[]')}, ${opaque(3, 'text[]')}) AS r(id, status)
          JOIN outbox d ON d.id = r.id
          JOIN outbox n ON n.tenant_id = d.tenant_id AND n.aggregate = d.aggregate AND n.aggregate_seq > d.aggregate_seq
         WHERE r.status = 'delivered' AND d.aggregate IS NOT NULL AND d.locked_by = $8
@@ -134,8 +134,9 @@ export const RECORD_OUTCOMES = `
            delivered_at = CASE WHEN r.status = 'delivered' THEN $9::timestamptz ELSE o.delivered_at END,
            locked_by = NULL,
            locked_until = NULL
-      FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::int[], $7::boolean[], $10::boolean[],
-                  $11::int[], $12::text[], $13::int[])
+      FROM unnest(${opaque(1, 'bigint[]')}, ${opaque(2, 'int[]')}, ${opaque(3, 'text[]')}, ${opaque(4, 'timestamptz[]')},
+                  ${opaque(5, 'text[]')}, ${opaque(6, 'int[]')}, ${opaque(7, 'boolean[]')}, ${opaque(10, 'boolean[]')},
+                  ${opaque(11, 'int[]')}, ${opaque(12, 'text[]')}, ${opaque(13, 'int[]')})
         AS r(id, attempts, status, next_attempt_at, last_error, status_code, outcome_unknown, deferred,
              duration_ms, outcome_query, retry_after_ms)
      WHERE o.id = r.id
