@@ -160,6 +160,53 @@ describe('reconciliation: GitHub asks for failed deliveries again', () => {
     );
   });
 
+  it('a delivery our endpoint refused for its content when redelivered is not asked for again; one refused for its signature is', async () => {
+    // A JSON string holding \u0000, which the inbox cannot store: 400 unsupported_json, for every copy of these bytes.
+    const bad = github.addDelivery('g-nul', 502, { ref: 'refs/heads/a\u0000b' }, 'push', 10);
+    const unsigned = github.addDelivery('g-unsigned', 502, { ref: 'refs/heads/unsigned' }, 'push', 9);
+    const asksFor = (guid: string) => github.redeliveries.filter((id) => github.deliveries.find((d) => d.id === id)!.guid === guid).length;
+    // The hook's secret is being rotated: GitHub's redeliveries of g-unsigned are refused with a 401.
+    github.signedWrongly.add('g-unsigned');
+    try {
+      t.clock.advance(61_000);
+      expect(await reconcile()).toBe(1);
+      expect(github.redeliveries).toEqual(expect.arrayContaining([bad.id, unsigned.id]));
+      await waitFor('both redeliveries refused and listed', async () =>
+        ['g-nul', 'g-unsigned'].every((guid) => github.deliveries.some((d) => d.guid === guid && d.redelivery)),
+      );
+      expect(
+        github.deliveries
+          .filter((d) => d.redelivery && ['g-nul', 'g-unsigned'].includes(d.guid))
+          .map((d) => d.status_code)
+          .sort(),
+      ).toEqual([400, 401]);
+
+      // Each later run: g-nul is counted as refused again, not asked for; g-unsigned is asked for again.
+      t.clock.advance(61_000);
+      expect(await reconcile()).toBe(1);
+      expect(asksFor('g-nul')).toBe(1);
+      expect(asksFor('g-unsigned')).toBe(2);
+      expect(await lastRun()).toMatchObject({ status: 'succeeded', outcomes: { 'refused:rejected_again_400': 1 } });
+      expect((await request(t.url).get('/metrics')).text).toMatch(
+        /^reconciled_events_total\{endpoint="gh-acme",outcome="redelivery_refused",reason="rejected_again_400"\} 1$/m,
+      );
+    } finally {
+      github.signedWrongly.delete('g-unsigned');
+    }
+    // With the secret right again, the next run brings g-unsigned in; g-nul still is not asked for.
+    await waitFor(
+      'the second refused redelivery listed',
+      async () => github.deliveries.filter((d) => d.guid === 'g-unsigned').length === 3,
+    );
+    t.clock.advance(61_000);
+    expect(await reconcile()).toBe(1);
+    await waitFor(
+      'g-unsigned redelivered into the inbox',
+      async () => (await db.query(`SELECT 1 FROM webhook_inbox WHERE event_id = 'g-unsigned'`)).length === 1,
+    );
+    expect(asksFor('g-nul')).toBe(1);
+  });
+
   it.each([
     [{ owner: 'acme' }, { hookId: HOOK }, /api\.reconcile: GitHub reconciliation needs api\.owner and api\.repo, or api\.org/],
     [{ org: 'acme', repo: 'shop' }, { hookId: HOOK }, /api\.owner and api\.repo, or api\.org \(not both\)/],

@@ -41,6 +41,8 @@ export class FakeGithubApi {
   readonly tokens = new Set<string>();
   /** Calls left before x-ratelimit-remaining says 0, and when the window resets. */
   rateLimit = { remaining: 5000, resetAt: Math.floor(Date.now() / 1000) + 3600 };
+  /** Delivery ids (guids) whose redeliveries are signed with another secret than the hook's: refused with a 401. */
+  readonly signedWrongly = new Set<string>();
   webhookUrl = '';
   url = '';
   private server!: Server;
@@ -139,7 +141,8 @@ export class FakeGithubApi {
   /** Sends the delivery again, signed, with its original X-GitHub-Delivery; records the new attempt. */
   private async redeliver(delivery: GithubDelivery): Promise<void> {
     const body = JSON.stringify(delivery.payload);
-    const signature = `sha256=${createHmac('sha256', this.secret).update(body).digest('hex')}`;
+    const secret = this.signedWrongly.has(delivery.guid) ? `not-${this.secret}` : this.secret;
+    const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
     const res = await fetch(this.webhookUrl, {
       method: 'POST',
       headers: {

@@ -16,11 +16,21 @@ interface Delivery {
 const PAGE = 100;
 
 /**
+ * Our endpoint's answers about a request's content (bad JSON or input, too large, unsupported
+ * type): a redelivery sends the same bytes and gets the same answer. A delivery whose redelivery
+ * got one is not asked for again; asked every run (288 a day) for the three days GitHub keeps
+ * it, each would spend an API call and a webhook a run. A 401 (a secret being rotated or fixed),
+ * a 404, a 429, a 5xx or a timeout can pass later: those are asked for on every run.
+ */
+const REJECTED_FOR_ITS_CONTENT = new Set([400, 413, 415, 422]);
+
+/**
  * GitHub keeps a hook's recent deliveries (about three days) but no event store:
  * list them newest first, and for each failed delivery whose X-GitHub-Delivery is
  * not in the inbox, ask GitHub to redeliver it. The redelivery comes back signed
  * through the normal route with the same delivery id, so the inbox dedups it like
- * any retry. GitHub's rate-limit headers are honoured between calls.
+ * any retry, unless our endpoint refused an earlier redelivery for its content
+ * (REJECTED_FOR_ITS_CONTENT). GitHub's rate-limit headers are honoured between calls.
  */
 @ReconcilerFor('github')
 export class GithubReconciler implements Reconciler {
@@ -69,6 +79,12 @@ export class GithubReconciler implements Reconciler {
       for (const [i, delivery] of failed.entries()) {
         if (present[i] || asked.has(delivery.guid)) continue;
         asked.add(delivery.guid);
+        // Newest first: this is the delivery's latest attempt, and it was already a redelivery.
+        if (delivery.redelivery && REJECTED_FOR_ITS_CONTENT.has(delivery.status_code)) {
+          const key = `refused:rejected_again_${delivery.status_code}`;
+          outcomes[key] = (outcomes[key] ?? 0) + 1;
+          continue;
+        }
         // A dry run counts what it would ask for: a redelivery arrives as a webhook and is processed.
         if (context.dryRun) {
           redelivered++;
