@@ -7,9 +7,9 @@ import { OUTBOX_CHANNEL, OUTBOX_ERASURE_CHANNEL } from './outbox.types';
 
 /**
  * Runs the relay every RELAY_POLL_MS and on an `outbox` notification, only on
- * instances with the `relay` role. Up to two rounds overlap, so an entry
- * committed while a round waits for its slowest delivery is claimed at once
- * instead of after it (the per-destination limits are shared by the rounds).
+ * instances with the `relay` role. Up to two claims overlap; a round ends once its
+ * requests are queued (OutboxRelay.claimOnce), not when they are answered, so an entry
+ * committed meanwhile is claimed as soon as the requests' room allows, in its tenant's turn.
  * A round that took a destination's whole budget is followed at once by another,
  * so a backlog drains without waiting for ticks. Started, the relay also takes entries handed over by this
  * instance's writer (OutboxRelay.handOver); the ticks still read each destination's
@@ -61,7 +61,8 @@ export class OutboxRelayScheduler implements OnApplicationBootstrap, OnModuleDes
 
   private async round(): Promise<void> {
     try {
-      await this.relay.runOnce();
+      // Its sends go on; their failure is logged by the relay, and stop() waits for them.
+      await this.relay.claimOnce();
       if (this.relay.behind) this.again = true;
     } catch (error) {
       // The database may be down: the next tick tries again.
@@ -69,11 +70,13 @@ export class OutboxRelayScheduler implements OnApplicationBootstrap, OnModuleDes
     }
   }
 
-  /** Stops claiming and waits for the round in flight to record its outcomes. */
+  /** Stops claiming and waits for the rounds in flight to record their outcomes. */
   async onModuleDestroy(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     this.scheduler.deleteInterval(OutboxRelayScheduler.INTERVAL);
     await Promise.all([...this.rounds, this.relay.stop()]);
+    // A claim that was in flight above has queued its sends since: wait for them too.
+    await this.relay.stop();
   }
 }

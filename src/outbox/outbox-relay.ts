@@ -12,7 +12,7 @@ import { DestinationRegistry } from './destinations/destination.registry';
 import { OutboxOutcome, OutboxRepository } from './outbox.repository';
 import { OutboxTraces, RoundTrace } from './outbox.traces';
 import { retryDelayMs } from './retry-policy';
-import type { HandOver, RelayIntake } from './relay-intake.port';
+import type { HandOver, PendingWrite, RelayIntake } from './relay-intake.port';
 
 /** Rows claimed per destination per round: small enough that a round finishes well within a lease. */
 export const RELAY_BATCH_SIZE = 64;
@@ -76,6 +76,8 @@ class Semaphore {
   /** Waiting requests by tenant, each tenant's in arrival order; a Map iterates in insertion order. */
   private readonly waiting = new Map<string, (() => void)[]>();
   private queued = 0;
+  /** Requests by tenant, sending or waiting. */
+  private readonly byTenant = new Map<string, number>();
   /** A request's duration here, ms (moving average); undefined until one has finished. */
   private meanMs?: number;
   /** The last claim took entries of one tenant only (or none): nobody else's turn to keep short. */
@@ -110,7 +112,29 @@ class Semaphore {
     return this.active < this.limit && this.queued === 0;
   }
 
+  /**
+   * Room for the tenants that hold less than a wave here while others fill the room: the tenants
+   * holding a wave or more (passed over by that claim) and what is left of one wave for the
+   * others. Undefined when nobody holds that much (the room is theirs already) or a wave is used.
+   */
+  get othersRoom(): { passedOver: string[]; room: number } | undefined {
+    const passedOver: string[] = [];
+    let others = 0;
+    for (const [tenant, n] of this.byTenant) {
+      if (n >= this.limit) passedOver.push(tenant);
+      else others += n;
+    }
+    const room = this.limit - others;
+    return passedOver.length > 0 && room > 0 ? { passedOver, room } : undefined;
+  }
+
+  /** Holds a wave or more of `tenant`'s requests. */
+  fills(tenant: string): boolean {
+    return (this.byTenant.get(tenant) ?? 0) >= this.limit;
+  }
+
   async run<T>(tenant: string, task: () => Promise<T>): Promise<T> {
+    this.byTenant.set(tenant, (this.byTenant.get(tenant) ?? 0) + 1);
     if (this.active >= this.limit) {
       await new Promise<void>((resolve) => {
         const queue = this.waiting.get(tenant);
@@ -127,6 +151,9 @@ class Semaphore {
     } finally {
       const ms = performance.now() - started;
       this.meanMs = this.meanMs === undefined ? ms : this.meanMs + (ms - this.meanMs) / 16;
+      const held = this.byTenant.get(tenant)! - 1;
+      if (held === 0) this.byTenant.delete(tenant);
+      else this.byTenant.set(tenant, held);
       this.startNext();
     }
   }
@@ -234,10 +261,14 @@ export class OutboxRelay implements RelayIntake {
   /** The last claim came back full: claimed rounds drain the backlog before anything is handed over. */
   private backlog = false;
   private readonly handedRounds = new Set<Promise<void>>();
+  /** Claimed rounds whose requests are still sending or whose outcomes are not yet recorded. */
+  private readonly claimedRounds = new Set<Promise<void>>();
   /** The last round took a destination's whole budget: the scheduler follows it with another at once. */
   private full = false;
   /** Destinations a round found without room (Semaphore.room): the request that makes room there wakes the scheduler. */
   private readonly starved = new Set<string>();
+  /** Destinations without room where this instance's writer left another tenant's entries pending: the next round claims for the others (pendingWritten). */
+  private readonly others = new Set<string>();
   private readonly streaks = new Map<string, DownStreak>();
   private wakeOnRoom?: () => void;
   /** Entries this relay holds and has not started sending, by id: an erasure's notice re-reads their recipients. */
@@ -274,10 +305,10 @@ export class OutboxRelay implements RelayIntake {
     this.wakeOnRoom = wake;
   }
 
-  /** No new hand-over; resolves once the handed-over rounds in flight have recorded their outcomes. */
+  /** No new hand-over; resolves once the rounds in flight, claimed or handed over, have recorded their outcomes. */
   async stop(): Promise<void> {
     this.stopped = true;
-    await Promise.all(this.handedRounds);
+    while (this.handedRounds.size + this.claimedRounds.size > 0) await Promise.all([...this.handedRounds, ...this.claimedRounds]);
   }
 
   /**
@@ -323,6 +354,22 @@ export class OutboxRelay implements RelayIntake {
   }
 
   /**
+   * Entries this instance's writer just committed pending. Where one or more tenants fill a
+   * destination's room, another tenant's entry would wait for that room, behind their queue, before
+   * any claim could take it in its turn: the next round claims for the other tenants (passing over
+   * those filling it) up to a wave, in its tenants' turns. Only when the writer says so: a look on
+   * every round cost a drain of one tenant's backlog a claim statement per round (issue 34).
+   */
+  pendingWritten(entries: readonly PendingWrite[]): void {
+    for (const { tenantId, destination } of entries) {
+      const registered = this.destinations.get(destination);
+      if (!registered || this.others.has(destination)) continue;
+      const limit = this.limit(destination, registered);
+      if (limit.room === 0 && !limit.fills(tenantId)) this.others.add(destination);
+    }
+  }
+
+  /**
    * An erasure committed (OUTBOX_ERASURE_CHANNEL): finds which entries this relay holds unsent
    * had their recipient blanked, so they are never sent from the copy claimed before. A request
    * that starts meanwhile waits for the answer; one already started goes out (operations.md).
@@ -350,16 +397,35 @@ export class OutboxRelay implements RelayIntake {
     return check;
   }
 
-  /** One round. Returns how many entries it claimed or held back (0: nothing due, or nothing may go). */
+  /** One round, its requests answered and recorded. Returns how many entries it claimed or held back (0: nothing due, or nothing may go). */
   async runOnce(): Promise<number> {
+    const { count, sending } = await this.claimOnce();
+    await sending;
+    return count;
+  }
+
+  /**
+   * One round's claim: resolves once its entries are claimed and their requests queued (`count`,
+   * as runOnce), while they are sent and recorded (`sending`; stop() waits for it). The scheduler
+   * starts the next claim without waiting for the sends: a round that waited for its slowest
+   * request held every other tenant's entry, committed meanwhile, out of the claims for that long
+   * (issue 34). What a claim may take is bounded by the requests' room (Semaphore.room), not by
+   * the rounds in flight.
+   */
+  async claimOnce(): Promise<{ count: number; sending: Promise<void> }> {
     const lease = this.nextLease();
     const { leaseMs } = this.config.relay;
+    const passedOver = new Map<string, string[]>();
     const admissions = await this.gates.admit(
       this.clock.now(),
       (name) => {
         const room = this.room(name);
-        if (room === 0) this.starved.add(name);
-        return room;
+        if (room > 0) return room;
+        this.starved.add(name);
+        const others = this.others.delete(name) ? this.limitOf(name)?.othersRoom : undefined;
+        if (!others) return 0;
+        passedOver.set(name, others.passedOver);
+        return others.room;
       },
       leaseMs,
     );
@@ -368,11 +434,11 @@ export class OutboxRelay implements RelayIntake {
     if (budgets.size === 0) {
       // Nothing admitted (no room, an open circuit, no tokens): no round at once; a wake, a tick or a poll brings the next.
       this.full = false;
-      return 0;
+      return { count: 0, sending: Promise.resolve() };
     }
     const claimedAt = this.clock.now();
     const erasures = this.erasures;
-    const { entries, held } = await this.repository.claim(lease, claimedAt, leaseMs, budgets, RELAY_BATCH_SIZE);
+    const { entries, held } = await this.repository.claim(lease, claimedAt, leaseMs, budgets, RELAY_BATCH_SIZE, passedOver);
     // Held from here: an erasure's notice during the statements before the sends re-reads them too.
     this.hold(entries, erasures);
     const claimed = new Map<string, number>();
@@ -384,8 +450,10 @@ export class OutboxRelay implements RelayIntake {
       else tenants.set(e.destination, new Set([e.tenantId]));
     }
     // A claim serves every tenant with due entries in turn: entries of one tenant alone mean no other had any.
-    for (const name of budgets.keys()) this.solo(name, (tenants.get(name)?.size ?? 0) <= 1);
-    this.backlog = held.length >= RELAY_BATCH_SIZE || [...budgets].some(([name, budget]) => (claimed.get(name) ?? 0) >= budget);
+    // A claim for the others passed some over: there are several.
+    for (const name of budgets.keys()) this.solo(name, !passedOver.has(name) && (tenants.get(name)?.size ?? 0) <= 1);
+    this.backlog =
+      held.length >= RELAY_BATCH_SIZE || [...budgets].some(([name, budget]) => !passedOver.has(name) && (claimed.get(name) ?? 0) >= budget);
     const full = this.backlog;
     try {
       await this.gates.giveBack(admissions, claimed);
@@ -395,10 +463,17 @@ export class OutboxRelay implements RelayIntake {
       throw error;
     }
     for (const h of held) this.metrics.heldBack(h.destination);
-    if (entries.length > 0) await this.deliver(lease, new Date(claimedAt.getTime() + leaseMs), entries);
-    // Read by the scheduler as this round ends (an overlapping round's claim may have written it meanwhile).
+    // Read by the scheduler as this claim ends (an overlapping round's claim may have written it meanwhile).
     this.full = full;
-    return entries.length + held.length;
+    const count = entries.length + held.length;
+    if (entries.length === 0) return { count, sending: Promise.resolve() };
+    const sending = this.deliver(lease, new Date(claimedAt.getTime() + leaseMs), entries);
+    // As when a handed-over round fails (the database is down): the lease expires and a claim takes them over.
+    const round: Promise<void> = sending
+      .catch((error: Error) => this.logger.error({ err: error.message }, 'relay round failed'))
+      .finally(() => this.claimedRounds.delete(round));
+    this.claimedRounds.add(round);
+    return { count, sending };
   }
 
   /**
@@ -623,8 +698,13 @@ export class OutboxRelay implements RelayIntake {
   }
 
   private solo(name: string, solo: boolean): void {
+    const limit = this.limitOf(name);
+    if (limit) limit.solo = solo;
+  }
+
+  private limitOf(name: string): Semaphore | undefined {
     const destination = this.destinations.get(name);
-    if (destination) this.limit(name, destination).solo = solo;
+    return destination && this.limit(name, destination);
   }
 
   private isFree(name: string): boolean {

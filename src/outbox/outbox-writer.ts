@@ -73,6 +73,7 @@ export class OutboxWriter {
       traceContexts,
     ];
     const written = this.writesOf(tx);
+    for (const e of entries) written.byKey.set(e.operationKey, e);
     const handOver = written.handOver;
     values.push(handOver && offered(entries, handOver), handOver?.lease ?? null, handOver?.until ?? null);
     const inserted = tx
@@ -93,8 +94,8 @@ export class OutboxWriter {
   /** At the transaction's first write: its hand-over, and the callbacks that hand the entries over or wake a relay for those left pending. */
   private firstWrite(tx: UnitOfWork): TransactionWrites {
     const handOver = this.relay.handOver() ?? null;
-    const written: TransactionWrites = { handOver, inserted: [] };
-    const { inserted } = written;
+    const written: TransactionWrites = { handOver, inserted: [], byKey: new Map() };
+    const { inserted, byKey } = written;
     let handed: Promise<OutboxEntry[]> | undefined;
     if (handOver) {
       tx.beforeCommit(() => {
@@ -104,14 +105,19 @@ export class OutboxWriter {
       });
     }
     // Wake a relay for what is pending once it is visible: this instance's own, else the others (throttled; every relay also polls).
-    const wake = () => this.notifications.notifyNearest(OUTBOX_CHANNEL);
+    // Each answer is in after the COMMIT: the statements were answered before it. A write whose
+    // savepoint failed wrote nothing (its keys are not among the answers).
+    const pending = (writes: PromiseSettledResult<string[]>[], handedKeys: Set<string>) => {
+      const left = writes.flatMap((w) => (w.status === 'fulfilled' ? w.value : [])).filter((key) => !handedKeys.has(key));
+      if (left.length === 0) return;
+      this.relay.pendingWritten(left.map((key) => ({ tenantId: byKey.get(key)!.tenantId, destination: byKey.get(key)!.destination })));
+      this.notifications.notifyNearest(OUTBOX_CHANNEL);
+    };
     tx.afterCommit(() => {
-      if (!handed) return wake();
-      // Each answer is in: the statements were answered before the COMMIT. A write whose savepoint failed counts as pending (one wake-up too many at worst).
+      if (!handed) return void Promise.allSettled(inserted).then((writes) => pending(writes, new Set()));
       void Promise.all([handed, Promise.allSettled(inserted)]).then(([entries, writes]) => {
         this.relay.handedOver(handOver!, entries);
-        const keys = writes.reduce((n, w) => n + (w.status === 'fulfilled' ? w.value.length : 0), 0);
-        if (entries.length < keys) wake();
+        pending(writes, new Set(entries.map((e) => e.operationKey)));
       });
     });
     return written;
@@ -130,6 +136,8 @@ export class OutboxWriter {
 interface TransactionWrites {
   handOver: HandOver | null;
   inserted: Promise<string[]>[];
+  /** What each write asked for, by operation key: the tenant and destination of an entry left pending. */
+  byKey: Map<string, OutboxWrite>;
 }
 
 /**

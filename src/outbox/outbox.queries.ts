@@ -21,6 +21,8 @@ import { opaque } from '../database/prepared-statement';
  * (probe of index outbox_aggregate) is held: it is not claimed but put back for $7 ms,
  * so held rows do not clog the head of the index (a delivery releases its successors
  * at once, see RECORD_OUTCOMES). Held rows come back with `held` set.
+ * The tenants of $9 are passed over at the destinations of $8 (parallel arrays; usually empty):
+ * a claim for the other tenants while these fill the destination's room (OutboxRelay.pendingWritten).
  * SKIP LOCKED lets any number of relays share the backlog. No lock outlives this
  * statement. Due by the database clock too: see the inbox CLAIM.
  */
@@ -53,6 +55,8 @@ export const CLAIM_OUTBOX = `
            row_number() OVER (PARTITION BY b.destination, k.tenant_id, x.held ORDER BY x.at, x.id) AS turn
       FROM budget b
       JOIN queues k ON k.destination = b.destination
+       AND NOT EXISTS (SELECT 1 FROM unnest(${opaque(8, 'text[]')}, ${opaque(9, 'text[]')}) AS p(destination, tenant_id)
+                        WHERE p.destination = k.destination AND p.tenant_id = k.tenant_id)
      CROSS JOIN LATERAL (
        SELECT o.id, o.next_attempt_at AS at,
               o.aggregate IS NOT NULL AND EXISTS (

@@ -70,7 +70,16 @@ export class OutboxRepository {
    * One autocommit statement: the claim is committed (and every row lock released) when it returns.
    * `budgets`: how many entries each destination may take this round; `scan`: rows looked at per destination.
    */
-  async claim(relayId: string, now: Date, leaseMs: number, budgets: Map<string, number>, scan: number): Promise<Claim> {
+  /** `passedOver`: tenants whose due entries this claim leaves, by destination (CLAIM_OUTBOX). */
+  async claim(
+    relayId: string,
+    now: Date,
+    leaseMs: number,
+    budgets: Map<string, number>,
+    scan: number,
+    passedOver: Map<string, string[]> = new Map(),
+  ): Promise<Claim> {
+    const pairs = [...passedOver].flatMap(([destination, tenants]) => tenants.map((tenant) => [destination, tenant]));
     const rows = await queryPrepared<ClaimedRow>(this.dataSource, 'outbox_claim', CLAIM_OUTBOX, [
       now,
       relayId,
@@ -79,6 +88,8 @@ export class OutboxRepository {
       [...budgets.values()],
       scan,
       HOLD_RECHECK_MS,
+      pairs.map(([destination]) => destination),
+      pairs.map(([, tenant]) => tenant),
     ]);
     const claim: Claim = { entries: [], held: [] };
     for (const r of rows) {

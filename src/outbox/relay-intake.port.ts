@@ -12,6 +12,13 @@ export interface RelayIntake {
   handOver(): HandOver | undefined;
   /** The entries committed under `handOver`'s lease, now the relay's to send. */
   handedOver(handOver: HandOver, entries: OutboxEntry[]): void;
+  /** Entries just committed `pending` (not handed over), by tenant and destination: before the wake that follows. */
+  pendingWritten(entries: readonly PendingWrite[]): void;
+}
+
+export interface PendingWrite {
+  tenantId: string;
+  destination: string;
 }
 
 export const RELAY_INTAKE = Symbol('RELAY_INTAKE');

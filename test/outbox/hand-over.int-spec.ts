@@ -154,6 +154,7 @@ describe('outbox: entries handed over to the relay of the instance that writes t
   it('of two operations of one order written together, only the first is handed over; the ERP gets them in order', async () => {
     const at = { paymentId: 'pi_h7', occurredAt: '2026-12-01T10:00:00.000Z', sourceEventId: '1' };
     const handedOver = jest.spyOn(relay(scheduled), 'handedOver');
+    const pendingWritten = jest.spyOn(relay(scheduled), 'pendingWritten');
     try {
       await runInTransaction(scheduled.app.get(DataSource), (tx) =>
         scheduled.app.get(OutboxWriter).write(tx, [...effectsOf(order('h7'), 'paid', at), ...effectsOf(order('h7'), 'refunded', at)]),
@@ -162,8 +163,19 @@ describe('outbox: entries handed over to the relay of the instance that writes t
       const keys = handedOver.mock.calls[0][1].map((e) => e.operationKey).sort();
       expect(keys).toContain(paid('h7'));
       expect(keys).not.toContain(refunded('h7'));
+      // The relay hears which tenants' entries were left pending, and where (a claim for them may pass others over).
+      expect(pendingWritten).toHaveBeenCalledTimes(1);
+      const left = pendingWritten.mock.calls[0][0];
+      expect(left).toHaveLength(2);
+      expect(left).toEqual(
+        expect.arrayContaining([
+          { tenantId: 'acme', destination: 'erp' },
+          { tenantId: 'acme', destination: 'email' },
+        ]),
+      );
     } finally {
       handedOver.mockRestore();
+      pendingWritten.mockRestore();
     }
     await waitFor('the paid operation delivered', async () => (await rows([paid('h7')]))[0].status === 'delivered');
     await pollPastHold();

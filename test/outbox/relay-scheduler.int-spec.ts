@@ -1,5 +1,7 @@
 import { DataSource } from 'typeorm';
 import { runInTransaction } from '../../src/database/unit-of-work';
+import { OutboxRelay } from '../../src/outbox/outbox-relay';
+import { OutboxRelayScheduler } from '../../src/outbox/outbox-relay.scheduler';
 import { OutboxWriter } from '../../src/outbox/outbox-writer';
 import { FakeDestination, startFakeEmail, startFakeErp } from '../support/fake-destinations';
 import { createTestDatabase, TestDatabase } from '../support/test-database';
@@ -76,15 +78,52 @@ describe('relay scheduler (ROLES=relay)', () => {
     expect(erp.posts(quick)).toHaveLength(1);
   });
 
-  it('shutdown waits for the delivery in flight and records it', async () => {
-    erp.failNext(1, { kind: 'hold' });
-    const key = await writeErpEntry('s-2');
-    await erp.waitForRequests(erp.requests.length + 1);
+  it('a claimed round ends once its requests are queued: the next claims do not wait for them', async () => {
+    // Written pending (as by another instance), so the scheduler's rounds claim them.
+    const handOver = jest.spyOn(t.app.get(OutboxRelay), 'handOver').mockReturnValue(undefined);
+    try {
+      // Two rounds, each waiting on its held request (at most two claims overlap).
+      erp.failNext(2, { kind: 'hold' });
+      const before = erp.requests.length;
+      const slow = [await writeErpEntry('s-claimed-slow-1')];
+      await erp.waitForRequests(before + 1);
+      slow.push(await writeErpEntry('s-claimed-slow-2'));
+      await erp.waitForRequests(before + 2);
+      const quick = await writeErpEntry('s-claimed-quick');
+      await waitFor('the quick entry delivered', async () => (await outboxRow(db, quick)).status === 'delivered');
+      for (const key of slow) expect(await outboxRow(db, key)).toMatchObject({ status: 'delivering' });
+      erp.release(200);
+      for (const key of slow) await waitFor('the slow entry delivered', async () => (await outboxRow(db, key)).status === 'delivered');
+    } finally {
+      handOver.mockRestore();
+    }
+  });
+
+  it('shutdown waits for the deliveries in flight, handed over and claimed, and records them', async () => {
+    erp.failNext(2, { kind: 'hold' });
+    const before = erp.requests.length;
+    const handed = await writeErpEntry('s-2');
+    const handOver = jest.spyOn(t.app.get(OutboxRelay), 'handOver').mockReturnValue(undefined);
+    const claimed = await writeErpEntry('s-3').finally(() => handOver.mockRestore());
+    await erp.waitForRequests(before + 2);
+    // The relay's part of shutting down ends only once each answer is recorded (the pool closes after it).
+    let stopped = false;
+    const stopping = t.app
+      .get(OutboxRelayScheduler)
+      .onModuleDestroy()
+      .then(() => (stopped = true));
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 300));
+    await pause();
+    erp.release(200, handed);
+    await pause();
+    expect(stopped).toBe(false);
+    erp.release(200, claimed);
+    await stopping;
+    for (const key of [handed, claimed]) {
+      expect(await outboxRow(db, key)).toMatchObject({ status: 'delivered', locked_by: null });
+      expect(erp.effects.has(key)).toBe(true);
+    }
     closed = true;
-    const closing = t.close();
-    erp.release(200);
-    await closing;
-    expect(await outboxRow(db, key)).toMatchObject({ status: 'delivered', locked_by: null });
-    expect(erp.effects.has(key)).toBe(true);
+    await t.close();
   });
 });

@@ -113,9 +113,11 @@ export class FakeDestination {
     this.held = [];
   }
 
-  /** Answers every held request. */
-  release(status = 200): void {
-    for (const h of this.held.splice(0)) {
+  /** Answers every held request, or only those of operation `key`. */
+  release(status = 200, key?: string): void {
+    const answered = this.held.filter((h) => key === undefined || h.key === key);
+    this.held = this.held.filter((h) => !answered.includes(h));
+    for (const h of answered) {
       if (status >= 200 && status < 300) this.effects.set(h.key, h.body);
       h.res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
     }
