@@ -7,9 +7,11 @@ import { OUTBOX_CHANNEL, OUTBOX_ERASURE_CHANNEL } from './outbox.types';
 
 /**
  * Runs the relay every RELAY_POLL_MS and on an `outbox` notification, only on
- * instances with the `relay` role. Up to two claims overlap; a round ends once its
- * requests are queued (OutboxRelay.claimOnce), not when they are answered, so an entry
- * committed meanwhile is claimed as soon as the requests' room allows, in its tenant's turn.
+ * instances with the `relay` role. Up to two rounds overlap, so an entry
+ * committed while a round waits for its slowest delivery is claimed at once
+ * instead of after it (the per-destination limits are shared by the rounds). Where this
+ * instance's writer left another tenant's entries pending while both rounds wait, a claim
+ * for them starts beside the rounds (OutboxRelay.claimForOthers, one at a time).
  * A round that took a destination's whole budget is followed at once by another,
  * so a backlog drains without waiting for ticks. Started, the relay also takes entries handed over by this
  * instance's writer (OutboxRelay.handOver); the ticks still read each destination's
@@ -22,6 +24,8 @@ export class OutboxRelayScheduler implements OnApplicationBootstrap, OnModuleDes
   private readonly logger = new Logger(OutboxRelayScheduler.name);
   private readonly rounds = new Set<Promise<void>>();
   private again = false;
+  /** The claim for other tenants in flight (claimForOthers), beside the rounds. */
+  private forOthers?: Promise<unknown>;
   private stopped = true;
 
   constructor(
@@ -49,6 +53,12 @@ export class OutboxRelayScheduler implements OnApplicationBootstrap, OnModuleDes
     if (this.stopped) return;
     if (this.rounds.size >= OutboxRelayScheduler.ROUNDS) {
       this.again = true;
+      if (this.relay.othersWaiting && !this.forOthers) {
+        this.forOthers = this.relay
+          .claimForOthers()
+          .catch((error: Error) => this.logger.error({ err: error.message }, 'relay round failed'))
+          .finally(() => (this.forOthers = undefined));
+      }
       return;
     }
     this.again = false;
@@ -61,8 +71,7 @@ export class OutboxRelayScheduler implements OnApplicationBootstrap, OnModuleDes
 
   private async round(): Promise<void> {
     try {
-      // Its sends go on; their failure is logged by the relay, and stop() waits for them.
-      await this.relay.claimOnce();
+      await this.relay.runOnce();
       if (this.relay.behind) this.again = true;
     } catch (error) {
       // The database may be down: the next tick tries again.
@@ -75,7 +84,7 @@ export class OutboxRelayScheduler implements OnApplicationBootstrap, OnModuleDes
     if (this.stopped) return;
     this.stopped = true;
     this.scheduler.deleteInterval(OutboxRelayScheduler.INTERVAL);
-    await Promise.all([...this.rounds, this.relay.stop()]);
+    await Promise.all([...this.rounds, this.forOthers, this.relay.stop()]);
     // A claim that was in flight above has queued its sends since: wait for them too.
     await this.relay.stop();
   }

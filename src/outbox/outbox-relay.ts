@@ -128,9 +128,10 @@ class Semaphore {
     return passedOver.length > 0 && room > 0 ? { passedOver, room } : undefined;
   }
 
-  /** Holds a wave or more of `tenant`'s requests. */
-  fills(tenant: string): boolean {
-    return (this.byTenant.get(tenant) ?? 0) >= this.limit;
+  /** Requests of tenants other than `tenant` are here, and `tenant` holds less than a wave. */
+  busyWithOthers(tenant: string): boolean {
+    const own = this.byTenant.get(tenant) ?? 0;
+    return own < this.limit && this.active + this.queued > own;
   }
 
   async run<T>(tenant: string, task: () => Promise<T>): Promise<T> {
@@ -354,10 +355,11 @@ export class OutboxRelay implements RelayIntake {
   }
 
   /**
-   * Entries this instance's writer just committed pending. Where one or more tenants fill a
-   * destination's room, another tenant's entry would wait for that room, behind their queue, before
-   * any claim could take it in its turn: the next round claims for the other tenants (passing over
-   * those filling it) up to a wave, in its tenants' turns. Only when the writer says so: a look on
+   * Entries this instance's writer just committed pending. Where other tenants' requests are in
+   * flight or waiting at a destination, this tenant's entry would wait for the rounds holding them
+   * to end, and where they fill the room, for room too, before a claim could take it in its turn:
+   * a round for it starts beside them (claimForOthers), and where the room is full it claims up to
+   * a wave for the tenants not filling it, passing those over. Only on the writer's word: a look on
    * every round cost a drain of one tenant's backlog a claim statement per round (issue 34).
    */
   pendingWritten(entries: readonly PendingWrite[]): void {
@@ -365,7 +367,7 @@ export class OutboxRelay implements RelayIntake {
       const registered = this.destinations.get(destination);
       if (!registered || this.others.has(destination)) continue;
       const limit = this.limit(destination, registered);
-      if (limit.room === 0 && !limit.fills(tenantId)) this.others.add(destination);
+      if (limit.busyWithOthers(tenantId)) this.others.add(destination);
     }
   }
 
@@ -404,23 +406,40 @@ export class OutboxRelay implements RelayIntake {
     return count;
   }
 
+  /** The writer left entries pending where other tenants hold the requests (pendingWritten): the scheduler runs claimForOthers. */
+  get othersWaiting(): boolean {
+    return this.others.size > 0;
+  }
+
   /**
-   * One round's claim: resolves once its entries are claimed and their requests queued (`count`,
-   * as runOnce), while they are sent and recorded (`sending`; stop() waits for it). The scheduler
-   * starts the next claim without waiting for the sends: a round that waited for its slowest
-   * request held every other tenant's entry, committed meanwhile, out of the claims for that long
-   * (issue 34). What a claim may take is bounded by the requests' room (Semaphore.room), not by
-   * the rounds in flight.
+   * A round for the destinations where the writer left entries of tenants other than those holding
+   * the requests (pendingWritten), beside the rounds in flight, which wait for their slowest request
+   * before the next can start: that wait held another tenant's entry, committed meanwhile, out of
+   * the claims (issue 34). Resolves once its entries are claimed and queued; stop() waits for their
+   * sends and record.
    */
-  async claimOnce(): Promise<{ count: number; sending: Promise<void> }> {
+  async claimForOthers(): Promise<number> {
+    return (await this.claimOnce(true)).count;
+  }
+
+  /**
+   * One round's claim (`onlyOthers`: only where pendingWritten asked for one): resolves once its
+   * entries are claimed and their requests queued (`count`, as runOnce), while they are sent and
+   * recorded (`sending`; stop() waits for it).
+   */
+  private async claimOnce(onlyOthers = false): Promise<{ count: number; sending: Promise<void> }> {
     const lease = this.nextLease();
     const { leaseMs } = this.config.relay;
     const passedOver = new Map<string, string[]>();
     const admissions = await this.gates.admit(
       this.clock.now(),
       (name) => {
+        if (onlyOthers && !this.others.has(name)) return 0;
         const room = this.room(name);
-        if (room > 0) return room;
+        if (room > 0) {
+          this.others.delete(name);
+          return room;
+        }
         this.starved.add(name);
         const others = this.others.delete(name) ? this.limitOf(name)?.othersRoom : undefined;
         if (!others) return 0;

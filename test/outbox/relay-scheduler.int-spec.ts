@@ -33,20 +33,20 @@ describe('relay scheduler (ROLES=relay)', () => {
     await db?.drop();
   });
 
-  async function writeErpEntry(orderId: string): Promise<string> {
-    const key = `erp:order-paid:acme:${orderId}`;
+  async function writeErpEntry(orderId: string, tenantId = 'acme'): Promise<string> {
+    const key = `erp:order-paid:${tenantId}:${orderId}`;
     await runInTransaction(t.app.get(DataSource), (tx) =>
       t.app.get(OutboxWriter).write(tx, [
         {
           operationKey: key,
           destination: 'erp',
           operationType: 'order.paid',
-          tenantId: 'acme',
+          tenantId,
           sourceEventId: null,
           payload: {
             operationKey: key,
             type: 'order.paid',
-            tenantId: 'acme',
+            tenantId,
             orderId,
             amountMinor: 1999,
             currency: 'usd',
@@ -78,18 +78,18 @@ describe('relay scheduler (ROLES=relay)', () => {
     expect(erp.posts(quick)).toHaveLength(1);
   });
 
-  it('a claimed round ends once its requests are queued: the next claims do not wait for them', async () => {
+  it("while both rounds wait on held requests, another tenant's entry this instance wrote is claimed beside them", async () => {
     // Written pending (as by another instance), so the scheduler's rounds claim them.
     const handOver = jest.spyOn(t.app.get(OutboxRelay), 'handOver').mockReturnValue(undefined);
     try {
-      // Two rounds, each waiting on its held request (at most two claims overlap).
+      // Two rounds, each waiting on its held request (at most two overlap).
       erp.failNext(2, { kind: 'hold' });
       const before = erp.requests.length;
       const slow = [await writeErpEntry('s-claimed-slow-1')];
       await erp.waitForRequests(before + 1);
       slow.push(await writeErpEntry('s-claimed-slow-2'));
       await erp.waitForRequests(before + 2);
-      const quick = await writeErpEntry('s-claimed-quick');
+      const quick = await writeErpEntry('s-claimed-quick', 'bravo');
       await waitFor('the quick entry delivered', async () => (await outboxRow(db, quick)).status === 'delivered');
       for (const key of slow) expect(await outboxRow(db, key)).toMatchObject({ status: 'delivering' });
       erp.release(200);
