@@ -268,7 +268,7 @@ export class OutboxRelay implements RelayIntake {
   private full = false;
   /** Destinations a round found without room (Semaphore.room): the request that makes room there wakes the scheduler. */
   private readonly starved = new Set<string>();
-  /** Destinations without room where this instance's writer left another tenant's entries pending: the next round claims for the others (pendingWritten). */
+  /** Destinations where this instance's writer left a tenant's entries pending beside other tenants' requests: a claim for them is due (pendingWritten). */
   private readonly others = new Set<string>();
   private readonly streaks = new Map<string, DownStreak>();
   private wakeOnRoom?: () => void;

@@ -110,7 +110,12 @@ export class OutboxWriter {
     const pending = (writes: PromiseSettledResult<string[]>[], handedKeys: Set<string>) => {
       const left = writes.flatMap((w) => (w.status === 'fulfilled' ? w.value : [])).filter((key) => !handedKeys.has(key));
       if (left.length === 0) return;
-      this.relay.pendingWritten(left.map((key) => ({ tenantId: byKey.get(key)!.tenantId, destination: byKey.get(key)!.destination })));
+      this.relay.pendingWritten(
+        left.map((key) => {
+          const { tenantId, destination } = byKey.get(key)!;
+          return { tenantId, destination };
+        }),
+      );
       this.notifications.notifyNearest(OUTBOX_CHANNEL);
     };
     tx.afterCommit(() => {

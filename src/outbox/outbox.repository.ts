@@ -68,9 +68,9 @@ export class OutboxRepository {
 
   /**
    * One autocommit statement: the claim is committed (and every row lock released) when it returns.
-   * `budgets`: how many entries each destination may take this round; `scan`: rows looked at per destination.
+   * `budgets`: how many entries each destination may take this round; `scan`: rows looked at per destination;
+   * `passedOver`: tenants whose due entries this claim leaves, by destination.
    */
-  /** `passedOver`: tenants whose due entries this claim leaves, by destination (CLAIM_OUTBOX). */
   async claim(
     relayId: string,
     now: Date,
