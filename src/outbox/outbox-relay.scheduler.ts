@@ -57,7 +57,11 @@ export class OutboxRelayScheduler implements OnApplicationBootstrap, OnModuleDes
         this.forOthers = this.relay
           .claimForOthers()
           .catch((error: Error) => this.logger.error({ err: error.message }, 'relay round failed'))
-          .finally(() => (this.forOthers = undefined));
+          .finally(() => {
+            this.forOthers = undefined;
+            // A writer's word that came during this claim.
+            if (this.relay.othersWaiting) this.tick();
+          });
       }
       return;
     }

@@ -83,7 +83,7 @@ class Semaphore {
   /** The last claim took entries of one tenant only (or none): nobody else's turn to keep short. */
   solo = true;
 
-  constructor(private readonly limit: number) {}
+  constructor(readonly limit: number) {}
 
   /**
    * Entries the rounds may hold for this destination, sending or waiting. One tenant alone: two
@@ -115,7 +115,9 @@ class Semaphore {
   /**
    * Room for the tenants that hold less than a wave here while others fill the room: the tenants
    * holding a wave or more (passed over by that claim) and what is left of one wave for the
-   * others. Undefined when nobody holds that much (the room is theirs already) or a wave is used.
+   * others, and never more than one wave past the capacity in all (each tenant a claim for others
+   * took up to a wave is passed over by the next). Undefined when nobody holds that much (the room
+   * is theirs already) or that wave is used.
    */
   get othersRoom(): { passedOver: string[]; room: number } | undefined {
     const passedOver: string[] = [];
@@ -124,7 +126,7 @@ class Semaphore {
       if (n >= this.limit) passedOver.push(tenant);
       else others += n;
     }
-    const room = this.limit - others;
+    const room = Math.min(this.limit - others, this.capacity + this.limit - this.active - this.queued);
     return passedOver.length > 0 && room > 0 ? { passedOver, room } : undefined;
   }
 
@@ -431,20 +433,24 @@ export class OutboxRelay implements RelayIntake {
     const lease = this.nextLease();
     const { leaseMs } = this.config.relay;
     const passedOver = new Map<string, string[]>();
+    // A claim beside the rounds takes every mark at once: a destination it cannot admit (an open
+    // circuit) waits for the rounds, and the scheduler does not start it again for that mark.
+    const forOthers = onlyOthers ? new Set(this.others) : undefined;
+    if (forOthers) this.others.clear();
     const admissions = await this.gates.admit(
       this.clock.now(),
       (name) => {
-        if (onlyOthers && !this.others.has(name)) return 0;
+        if (forOthers && !forOthers.has(name)) return 0;
+        const asked = forOthers !== undefined || this.others.delete(name);
         const room = this.room(name);
-        if (room > 0) {
-          this.others.delete(name);
-          return room;
+        if (room === 0) this.starved.add(name);
+        // Beside the rounds, at most a wave, and never for the tenants filling the room.
+        const others = asked && (room === 0 || onlyOthers) ? this.limitOf(name)?.othersRoom : undefined;
+        if (others) {
+          passedOver.set(name, others.passedOver);
+          return others.room;
         }
-        this.starved.add(name);
-        const others = this.others.delete(name) ? this.limitOf(name)?.othersRoom : undefined;
-        if (!others) return 0;
-        passedOver.set(name, others.passedOver);
-        return others.room;
+        return onlyOthers ? Math.min(room, this.limitOf(name)?.limit ?? 0) : room;
       },
       leaseMs,
     );
@@ -452,7 +458,7 @@ export class OutboxRelay implements RelayIntake {
     for (const [name, admission] of admissions) if (admission.grant > 0) budgets.set(name, admission.grant);
     if (budgets.size === 0) {
       // Nothing admitted (no room, an open circuit, no tokens): no round at once; a wake, a tick or a poll brings the next.
-      this.full = false;
+      if (!onlyOthers) this.full = false;
       return { count: 0, sending: Promise.resolve() };
     }
     const claimedAt = this.clock.now();
@@ -469,11 +475,16 @@ export class OutboxRelay implements RelayIntake {
       else tenants.set(e.destination, new Set([e.tenantId]));
     }
     // A claim serves every tenant with due entries in turn: entries of one tenant alone mean no other had any.
-    // A claim for the others passed some over: there are several.
-    for (const name of budgets.keys()) this.solo(name, !passedOver.has(name) && (tenants.get(name)?.size ?? 0) <= 1);
-    this.backlog =
-      held.length >= RELAY_BATCH_SIZE || [...budgets].some(([name, budget]) => !passedOver.has(name) && (claimed.get(name) ?? 0) >= budget);
-    const full = this.backlog;
+    // A claim for the others saw only some of them: it says only that there are several.
+    for (const name of budgets.keys()) {
+      const several = passedOver.has(name) || (tenants.get(name)?.size ?? 0) > 1;
+      if (!onlyOthers || several) this.solo(name, !several);
+    }
+    // What the rounds' claims found decides the backlog and the next round, not a claim beside them.
+    const full = onlyOthers
+      ? this.backlog
+      : held.length >= RELAY_BATCH_SIZE || [...budgets].some(([name, budget]) => (claimed.get(name) ?? 0) >= budget);
+    this.backlog = full;
     try {
       await this.gates.giveBack(admissions, claimed);
     } catch (error) {
@@ -482,8 +493,8 @@ export class OutboxRelay implements RelayIntake {
       throw error;
     }
     for (const h of held) this.metrics.heldBack(h.destination);
-    // Read by the scheduler as this claim ends (an overlapping round's claim may have written it meanwhile).
-    this.full = full;
+    // Read by the scheduler as this round ends (an overlapping round's claim may have written it meanwhile).
+    if (!onlyOthers) this.full = full;
     const count = entries.length + held.length;
     if (entries.length === 0) return { count, sending: Promise.resolve() };
     const sending = this.deliver(lease, new Date(claimedAt.getTime() + leaseMs), entries);

@@ -76,19 +76,23 @@ describe('while tenants share a destination, the relay claims what it can start 
     const rounds = [relay.runOnce(), relay.runOnce()];
     await waitFor('both rounds claimed', async () => (await db.query(`SELECT 1 FROM outbox WHERE status = 'delivering'`)).length === 128);
     await erp.waitForRequests(2);
-    const bravo = await insertErpRow(db, 'b0', 'bravo');
+    const bravo = [await insertErpRow(db, 'b0', 'bravo'), await insertErpRow(db, 'b1', 'bravo'), await insertErpRow(db, 'b2', 'bravo')];
     // Without the writer's word no claim is made beside the rounds; for acme's own entries neither.
     expect(relay.othersWaiting).toBe(false);
     relay.pendingWritten([{ tenantId: 'acme', destination: 'erp' }]);
     expect(relay.othersWaiting).toBe(false);
-    // bravo's entry written pending: a claim beside the rounds takes it, passing acme over.
+    // bravo's entries written pending: a claim beside the rounds takes a wave of them (2), passing acme over.
     relay.pendingWritten([{ tenantId: 'bravo', destination: 'erp' }]);
     expect(relay.othersWaiting).toBe(true);
-    expect(await relay.claimForOthers()).toBe(1);
+    expect(await relay.claimForOthers()).toBe(2);
+    // One wave past the room in all: bravo now holds a wave too, and charlie's word claims nothing more.
+    await insertErpRow(db, 'c0', 'charlie');
+    relay.pendingWritten([{ tenantId: 'charlie', destination: 'erp' }]);
+    expect(await relay.claimForOthers()).toBe(0);
     // The next free slot is bravo's (tenants in turn), ahead of acme's 126 queued entries.
     erp.release();
     await erp.waitForRequests(4);
-    expect(erp.requests.slice(2, 4).map((r) => r.key)).toContain(bravo);
+    expect(erp.requests.slice(2, 4).map((r) => r.key)).toContain(bravo[0]);
     erp.failAlways(undefined);
     erp.release();
     expect(await Promise.all(rounds)).toEqual([RELAY_BATCH_SIZE, RELAY_BATCH_SIZE]);

@@ -99,27 +99,40 @@ describe('relay scheduler (ROLES=relay)', () => {
     }
   });
 
-  it('shutdown waits for the deliveries in flight, handed over and claimed, and records them', async () => {
-    erp.failNext(2, { kind: 'hold' });
+  it('shutdown waits for the deliveries in flight, handed over, claimed and claimed beside the rounds, and records them', async () => {
+    erp.failNext(4, { kind: 'hold' });
     const before = erp.requests.length;
     const handed = await writeErpEntry('s-2');
+    await erp.waitForRequests(before + 1);
+    // Written pending (as by another instance): the two rounds claim acme's, a claim beside them bravo's.
     const handOver = jest.spyOn(t.app.get(OutboxRelay), 'handOver').mockReturnValue(undefined);
-    const claimed = await writeErpEntry('s-3').finally(() => handOver.mockRestore());
-    await erp.waitForRequests(before + 2);
+    const claimed: string[] = [];
+    try {
+      for (const [orderId, tenant] of [
+        ['s-3', 'acme'],
+        ['s-4', 'acme'],
+        ['s-5', 'bravo'],
+      ]) {
+        claimed.push(await writeErpEntry(orderId, tenant));
+        await erp.waitForRequests(before + 1 + claimed.length);
+      }
+    } finally {
+      handOver.mockRestore();
+    }
     // The relay's part of shutting down ends only once each answer is recorded (the pool closes after it).
     let stopped = false;
     const stopping = t.app
       .get(OutboxRelayScheduler)
       .onModuleDestroy()
       .then(() => (stopped = true));
-    const pause = () => new Promise((resolve) => setTimeout(resolve, 300));
-    await pause();
-    erp.release(200, handed);
-    await pause();
-    expect(stopped).toBe(false);
-    erp.release(200, claimed);
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 200));
+    for (const key of [handed, ...claimed]) {
+      await pause();
+      expect(stopped).toBe(false);
+      erp.release(200, key);
+    }
     await stopping;
-    for (const key of [handed, claimed]) {
+    for (const key of [handed, ...claimed]) {
       expect(await outboxRow(db, key)).toMatchObject({ status: 'delivered', locked_by: null });
       expect(erp.effects.has(key)).toBe(true);
     }
