@@ -1,8 +1,9 @@
 import { OutboxRelay, RELAY_BATCH_SIZE } from '../../src/outbox/outbox-relay';
 import { OutboxRepository } from '../../src/outbox/outbox.repository';
+import { CLAIM_OUTBOX } from '../../src/outbox/outbox.queries';
 import { FakeDestination, startFakeErp } from '../support/fake-destinations';
 import { startTestApp, TestApp, useTestApp } from '../support/test-app';
-import { createTestDatabase, TestDatabase } from '../support/test-database';
+import { createTestDatabase, planNodes, TestDatabase } from '../support/test-database';
 import { insertErpRow } from './outbox-rows';
 import { waitFor } from '../support/wait-for';
 
@@ -29,6 +30,18 @@ describe("fairness: one tenant's backlog at a destination does not delay another
 
     const second = await claim('relay:2');
     expect(keys('acme', second)).toEqual(backlog.slice(8, 18).sort());
+  });
+
+  it("a claim that passes a tenant over reads none of that tenant's rows", async () => {
+    await db.query(`DELETE FROM outbox`);
+    for (let i = 0; i < 100; i++) await insertErpRow(db, `a${i}`, 'acme');
+    await insertErpRow(db, 'b1', 'bravo');
+    await db.query('ANALYZE outbox');
+    const literals = ['', 'now()', `'relay:3'`, '30000', `ARRAY['erp']`, 'ARRAY[2]', '64', '1000', `ARRAY['erp']`, `ARRAY['acme']`];
+    const nodes = await planNodes(db, CLAIM_OUTBOX, literals);
+    // Each tenant's due rows are read and locked by a LATERAL scan: only bravo's one row is, none of acme's 100.
+    const locked = nodes.filter((n) => n['Node Type'] === 'LockRows').reduce((sum, n) => sum + n['Actual Loops'] * n['Actual Rows'], 0);
+    expect(locked).toBe(1);
   });
 });
 
