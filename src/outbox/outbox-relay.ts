@@ -366,10 +366,7 @@ export class OutboxRelay implements RelayIntake {
    */
   pendingWritten(entries: readonly PendingWrite[]): void {
     for (const { tenantId, destination } of entries) {
-      const registered = this.destinations.get(destination);
-      if (!registered || this.others.has(destination)) continue;
-      const limit = this.limit(destination, registered);
-      if (limit.busyWithOthers(tenantId)) this.others.add(destination);
+      if (!this.others.has(destination) && this.limitOf(destination)?.busyWithOthers(tenantId)) this.others.add(destination);
     }
   }
 
@@ -445,12 +442,13 @@ export class OutboxRelay implements RelayIntake {
         const room = this.room(name);
         if (room === 0) this.starved.add(name);
         // Beside the rounds, at most a wave, and never for the tenants filling the room.
-        const others = asked && (room === 0 || onlyOthers) ? this.limitOf(name)?.othersRoom : undefined;
+        const limit = this.limitOf(name);
+        const others = asked && (room === 0 || onlyOthers) ? limit?.othersRoom : undefined;
         if (others) {
           passedOver.set(name, others.passedOver);
           return others.room;
         }
-        return onlyOthers ? Math.min(room, this.limitOf(name)?.limit ?? 0) : room;
+        return onlyOthers ? Math.min(room, limit?.limit ?? 0) : room;
       },
       leaseMs,
     );
@@ -723,8 +721,7 @@ export class OutboxRelay implements RelayIntake {
 
   /** How many entries of `name` a round may claim: a batch at most, and no more than its requests' room (Semaphore.room). */
   private room(name: string): number {
-    const destination = this.destinations.get(name);
-    return destination ? Math.min(RELAY_BATCH_SIZE, this.limit(name, destination).room) : RELAY_BATCH_SIZE;
+    return Math.min(RELAY_BATCH_SIZE, this.limitOf(name)?.room ?? RELAY_BATCH_SIZE);
   }
 
   private solo(name: string, solo: boolean): void {
@@ -738,8 +735,7 @@ export class OutboxRelay implements RelayIntake {
   }
 
   private isFree(name: string): boolean {
-    const destination = this.destinations.get(name);
-    return destination !== undefined && this.limit(name, destination).free;
+    return this.limitOf(name)?.free ?? false;
   }
 
   /**
