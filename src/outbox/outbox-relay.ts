@@ -78,6 +78,8 @@ class Semaphore {
   private queued = 0;
   /** Requests by tenant, sending or waiting. */
   private readonly byTenant = new Map<string, number>();
+  /** Requests claimed for the other tenants past the room (othersRoom), sending or waiting. */
+  private aside = 0;
   /** A request's duration here, ms (moving average); undefined until one has finished. */
   private meanMs?: number;
   /** The last claim took entries of one tenant only (or none): nobody else's turn to keep short. */
@@ -115,9 +117,11 @@ class Semaphore {
   /**
    * Room for the tenants that hold less than a wave here while others fill the room: the tenants
    * holding a wave or more (passed over by that claim) and what is left of one wave for the
-   * others, and never more than one wave past the capacity in all (each tenant a claim for others
-   * took up to a wave is passed over by the next). Undefined when nobody holds that much (the room
-   * is theirs already) or that wave is used.
+   * others, and never more than one wave claimed this way in all (each tenant a claim for others
+   * took up to a wave is passed over by the next). Not bounded by the capacity: when a burst
+   * begins, overlapping rounds and hand-overs can hold several times the room, and the other
+   * tenants' entries would wait for all of it to drain. Undefined when nobody holds that much (the
+   * room is theirs already) or that wave is used.
    */
   get othersRoom(): { passedOver: string[]; room: number } | undefined {
     const passedOver: string[] = [];
@@ -126,7 +130,7 @@ class Semaphore {
       if (n >= this.limit) passedOver.push(tenant);
       else others += n;
     }
-    const room = Math.min(this.limit - others, this.capacity + this.limit - this.active - this.queued);
+    const room = Math.min(this.limit - others, this.limit - this.aside);
     return passedOver.length > 0 && room > 0 ? { passedOver, room } : undefined;
   }
 
@@ -136,8 +140,10 @@ class Semaphore {
     return own < this.limit && this.active + this.queued > own;
   }
 
-  async run<T>(tenant: string, task: () => Promise<T>): Promise<T> {
+  /** `aside`: claimed through othersRoom, counted against its wave until it ends. */
+  async run<T>(tenant: string, task: () => Promise<T>, aside = false): Promise<T> {
     this.byTenant.set(tenant, (this.byTenant.get(tenant) ?? 0) + 1);
+    if (aside) this.aside++;
     if (this.active >= this.limit) {
       await new Promise<void>((resolve) => {
         const queue = this.waiting.get(tenant);
@@ -154,6 +160,7 @@ class Semaphore {
     } finally {
       const ms = performance.now() - started;
       this.meanMs = this.meanMs === undefined ? ms : this.meanMs + (ms - this.meanMs) / 16;
+      if (aside) this.aside--;
       const held = this.byTenant.get(tenant)! - 1;
       if (held === 0) this.byTenant.delete(tenant);
       else this.byTenant.set(tenant, held);
@@ -495,7 +502,7 @@ export class OutboxRelay implements RelayIntake {
     if (!onlyOthers) this.full = full;
     const count = entries.length + held.length;
     if (entries.length === 0) return { count, sending: Promise.resolve() };
-    const sending = this.deliver(lease, new Date(claimedAt.getTime() + leaseMs), entries);
+    const sending = this.deliver(lease, new Date(claimedAt.getTime() + leaseMs), entries, new Set(passedOver.keys()));
     // As when a handed-over round fails (the database is down): the lease expires and a claim takes them over.
     const round: Promise<void> = sending
       .catch((error: Error) => this.logger.error({ err: error.message }, 'relay round failed'))
@@ -522,9 +529,10 @@ export class OutboxRelay implements RelayIntake {
   /**
    * Sends the entries claimed under `lease` (its end: `leaseEnd`) concurrently, with no transaction
    * or lock held, records every outcome in one fenced statement, and reports what the answers say
-   * about each destination.
+   * about each destination. `asideAt`: the destinations where they were claimed for the other
+   * tenants past the room (Semaphore.othersRoom).
    */
-  private async deliver(lease: string, leaseEnd: Date, entries: OutboxEntry[]): Promise<void> {
+  private async deliver(lease: string, leaseEnd: Date, entries: OutboxEntry[], asideAt?: ReadonlySet<string>): Promise<void> {
     // Past this point a request (an outcome query and a send) could still be in flight when another
     // relay takes the lease over, and it would send the same entry: what has not started by then waits
     // for the next round instead. From the lease's own end (its locked_until), not from when the
@@ -537,7 +545,10 @@ export class OutboxRelay implements RelayIntake {
       const outcomes = await Promise.all(
         entries.map((entry) => {
           const watch = this.watch(watches, entry.destination);
-          return trace ? trace.during(entry, () => this.attempt(entry, sendBy, watch, trace)) : this.attempt(entry, sendBy, watch);
+          const aside = asideAt?.has(entry.destination) ?? false;
+          return trace
+            ? trace.during(entry, () => this.attempt(entry, sendBy, watch, aside, trace))
+            : this.attempt(entry, sendBy, watch, aside);
         }),
       );
       await this.faultHook?.afterDeliveries?.(entries);
@@ -586,7 +597,7 @@ export class OutboxRelay implements RelayIntake {
     return watch;
   }
 
-  private async attempt(entry: OutboxEntry, sendBy: number, watch: RoundWatch, trace?: RoundTrace): Promise<OutboxOutcome> {
+  private async attempt(entry: OutboxEntry, sendBy: number, watch: RoundWatch, aside: boolean, trace?: RoundTrace): Promise<OutboxOutcome> {
     const destination = this.destinations.get(entry.destination);
     if (!destination) {
       // Only registered destinations are claimed; kept for safety, bounded by the attempt limit.
@@ -596,19 +607,23 @@ export class OutboxRelay implements RelayIntake {
     const limit = this.limit(entry.destination, destination);
     const facts: AttemptFacts = {};
     try {
-      const result = await limit.run(entry.tenantId, async () => {
-        // Held (and so in every re-read that starts) until each re-read in flight has answered for it.
-        while (this.rechecks.size > 0) await Promise.all(this.rechecks);
-        this.unsent.delete(entry.id);
-        if (this.erased.has(entry.id)) return ERASED;
-        if (this.unverified.has(entry.id)) return 'deferred: its recipient could not be re-read after an erasure';
-        const now = this.clock.now().getTime();
-        if (now > sendBy) return 'deferred: the round ran out of lease time';
-        if (!watch.mayStart(now)) return 'deferred: the destination looked down or asked for a pause in this round';
-        const answer = await this.resolveThenDeliver(entry, destination, facts, trace);
-        watch.see(answer, this.clock.now().getTime());
-        return answer;
-      });
+      const result = await limit.run(
+        entry.tenantId,
+        async () => {
+          // Held (and so in every re-read that starts) until each re-read in flight has answered for it.
+          while (this.rechecks.size > 0) await Promise.all(this.rechecks);
+          this.unsent.delete(entry.id);
+          if (this.erased.has(entry.id)) return ERASED;
+          if (this.unverified.has(entry.id)) return 'deferred: its recipient could not be re-read after an erasure';
+          const now = this.clock.now().getTime();
+          if (now > sendBy) return 'deferred: the round ran out of lease time';
+          if (!watch.mayStart(now)) return 'deferred: the destination looked down or asked for a pause in this round';
+          const answer = await this.resolveThenDeliver(entry, destination, facts, trace);
+          watch.see(answer, this.clock.now().getTime());
+          return answer;
+        },
+        aside,
+      );
       if (typeof result === 'string') return this.deferred(entry, result);
       if (result === ERASED) return this.erasedOutcome(entry);
       return Object.assign(this.outcome(entry, result), facts);

@@ -110,4 +110,28 @@ describe('while tenants share a destination, the relay claims what it can start 
     erp.release();
     expect(await Promise.all(rounds)).toEqual([RELAY_BATCH_SIZE, RELAY_BATCH_SIZE]);
   });
+
+  it("while one tenant's entries overfill the room, a claim beside the rounds still takes a wave for another tenant", async () => {
+    const relay = t.app.get(OutboxRelay);
+    // A round of acme's alone first: the relay knows acme is alone there, and gives a round a batch.
+    await insertErpRow(db, 'a-alone', 'acme');
+    expect(await relay.runOnce()).toBe(1);
+    erp.failAlways({ kind: 'hold' });
+    for (let i = 0; i < 250; i++) await insertErpRow(db, `a${i}`, 'acme');
+    // Three rounds admitted at once (as overlapping rounds and hand-overs are when a burst begins):
+    // 192 of acme's entries held against a room of 128, 2 sending.
+    const rounds = [relay.runOnce(), relay.runOnce(), relay.runOnce()];
+    await waitFor('three rounds claimed', async () => (await db.query(`SELECT 1 FROM outbox WHERE status = 'delivering'`)).length === 192);
+    await erp.waitForRequests(2);
+    const bravo = [await insertErpRow(db, 'b0', 'bravo'), await insertErpRow(db, 'b1', 'bravo'), await insertErpRow(db, 'b2', 'bravo')];
+    relay.pendingWritten([{ tenantId: 'bravo', destination: 'erp' }]);
+    // Bravo's wave is claimed now, not once acme's queue has drained back into the room.
+    expect(await relay.claimForOthers()).toBe(2);
+    erp.release();
+    await erp.waitForRequests(4);
+    expect(erp.requests.slice(2, 4).map((r) => r.key)).toContain(bravo[0]);
+    erp.failAlways(undefined);
+    erp.release();
+    expect(await Promise.all(rounds)).toEqual([RELAY_BATCH_SIZE, RELAY_BATCH_SIZE, RELAY_BATCH_SIZE]);
+  });
 });
