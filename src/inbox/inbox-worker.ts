@@ -134,11 +134,11 @@ export class InboxWorker implements WorkerIntake {
 
   private pump(): void {
     this.startLanes();
-    // Claim ahead while the queue holds less than a batch for every lane; until a batch has shown
-    // it is quick against the lease, only for the lanes that are free, so no claimed batch waits
-    // out its lease in the queue.
+    // Claim ahead up to a batch queued for every lane; until a batch has shown it is quick against
+    // the lease, only for the lanes that are free, so no claimed batch waits out its lease in the
+    // queue. Not more: a claim takes the next tenant's turn, and a longer queue would hold it back.
     const freeLanes = this.concurrency - this.loop.busyLanes - this.loop.queue.length;
-    const batches = !this.quickBatches() ? freeLanes : this.loop.queue.length < this.concurrency ? this.concurrency : 0;
+    const batches = !this.quickBatches() ? freeLanes : this.concurrency - this.loop.queue.length;
     const claim = this.loop.due && !this.loop.claiming && !this.loop.stopped && batches > 0;
     if ((claim || this.loop.handed.length > 0) && !this.loop.gapTimer) {
       // Handed-over events wait for the gap too (they hold their lease already); a stopping worker runs them at once.
@@ -201,11 +201,44 @@ export class InboxWorker implements WorkerIntake {
       this.loop.backlog = events.length === size;
       if (this.loop.backlog) this.loop.due = true;
       if (this.limits.wakeInMs !== undefined) this.wakeAfter(this.limits.wakeInMs);
-      this.loop.queue.push(...this.split(events, batches));
+      this.enqueue(events, this.caughtUp(events, this.loop.backlog), batches);
     } catch (error) {
       // Typically the database is unreachable; the next poll wakes the worker again.
       this.logger.error({ err: (error as Error).message }, 'claim failed');
     }
+  }
+
+  /**
+   * The tenants a claim took every due event of, with nothing of theirs queued here: their events
+   * start next, in batches of their own, not behind the queue inside a backlog's transactions
+   * (issue 34). Of a claim that came back short, every tenant; of a full one, those with fewer
+   * than an even share of it (the claim serves the tenants in turn, so a tenant with more due work
+   * than it got holds at least that).
+   */
+  private caughtUp(events: InboxEvent[], full: boolean): Set<string> | undefined {
+    if (!full) return this.notQueued(events);
+    const counts = new Map<string, number>();
+    for (const e of events) counts.set(e.tenantId, (counts.get(e.tenantId) ?? 0) + 1);
+    if (counts.size < 2) return undefined;
+    const share = Math.floor(events.length / counts.size);
+    return this.notQueued(events.filter((e) => counts.get(e.tenantId)! < share));
+  }
+
+  /** The tenants of `events` with nothing in the queue: theirs may start ahead of it without passing their own. */
+  private notQueued(events: InboxEvent[]): Set<string> | undefined {
+    if (this.loop.queue.length === 0 || events.length === 0) return undefined;
+    const queued = new Set<string>();
+    for (const batch of this.loop.queue) for (const e of batch) queued.add(e.tenantId);
+    const first = new Set(events.map((e) => e.tenantId).filter((tenant) => !queued.has(tenant)));
+    return first.size > 0 ? first : undefined;
+  }
+
+  /** Queues events in transaction-sized batches: those of the tenants in `first` ahead of the queue, the rest behind it. */
+  private enqueue(events: InboxEvent[], first: Set<string> | undefined, lanes?: number): void {
+    const ahead = first ? events.filter((e) => first.has(e.tenantId)) : [];
+    const behind = first ? events.filter((e) => !first.has(e.tenantId)) : events;
+    if (ahead.length > 0) this.loop.queue.unshift(...this.split(ahead));
+    if (behind.length > 0) this.loop.queue.push(...this.split(behind, lanes));
   }
 
   private run(batch: InboxEvent[]): void {

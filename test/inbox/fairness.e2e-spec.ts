@@ -1,8 +1,11 @@
 import request from 'supertest';
+import { UnitOfWork } from '../../src/database/unit-of-work';
 import { InboxRepository } from '../../src/inbox/inbox.repository';
+import { WorkerFaults } from '../../src/inbox/worker-faults';
 import { OrdersService } from '../../src/orders/orders.service';
 import { OPERATOR_TOKEN, TestApp, useTestApp } from '../support/test-app';
 import { TestDatabase } from '../support/test-database';
+import { waitFor } from '../support/wait-for';
 import { burst, ENDPOINTS, worker } from './worker-fixtures';
 
 const TENANTS = ['acme', 'bravo', 'carol'];
@@ -104,5 +107,63 @@ describe('fairness: each claim serves the tenants with due work in turn (issue 3
     const claimed = await claim(1000);
     expect(claimed).toHaveLength(501);
     expect(claimed.filter((e) => e.eventId === 'live_1')).toHaveLength(1);
+  });
+});
+
+describe("fairness: a tenant's events claimed behind another tenant's queued backlog start ahead of it (issue 34)", () => {
+  let t: TestApp;
+  let db: TestDatabase;
+  useTestApp({ endpoints: [...ENDPOINTS, { ...ENDPOINTS[0], id: 'stripe-bravo', tenantId: 'bravo' }] }, (started) => ({ t, db } = started));
+
+  it("each is claimed at the next lane's turn and runs in a batch of its own, not behind the batches queued before it", async () => {
+    await db.query(
+      `INSERT INTO orders (tenant_id, id, status, total_minor, currency, customer_email)
+       SELECT tenant, tenant || g, 'awaiting_payment', 1000, 'eur', tenant || g || '@example.com'
+         FROM unnest(ARRAY['acme', 'bravo']) tenant, generate_series(0, 1200) g`,
+    );
+    // A quick batch first: the worker then claims a batch ahead for every lane (8 with this pool).
+    await burst(db, 'bravo', 1, 'bravo3');
+    await worker(t).drain();
+    // Acme's backlog: each of its transactions waits until the test lets it end.
+    const waiting: (() => void)[] = [];
+    const held = new WeakSet<UnitOfWork>();
+    t.app.get(WorkerFaults).beforeComplete = async (event, tx) => {
+      if (event.tenantId !== 'acme' || held.has(tx)) return;
+      held.add(tx);
+      await new Promise<void>((r) => waiting.push(r));
+    };
+    const endOneAcmeBatch = () => waiting.shift()!();
+    const status = async (eventId: string) =>
+      (await db.query(`SELECT status FROM webhook_inbox WHERE event_id = $1`, [eventId]))[0]?.status;
+    const acmeDone = async () =>
+      (await db.query(`SELECT count(*)::int AS n FROM webhook_inbox WHERE tenant_id = 'acme' AND status = 'done'`))[0].n;
+    try {
+      await burst(db, 'acme', 1100);
+      worker(t).wake();
+      // Every lane holds a batch of 64, and 8 more batches are queued behind them.
+      await waitFor('every lane busy and a batch queued for each', async () => {
+        const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM webhook_inbox WHERE tenant_id = 'acme' AND status = 'processing'`);
+        return waiting.length === 8 && n === 16 * 64;
+      });
+
+      for (const eventId of ['bravo1_1', 'bravo2_1']) {
+        await burst(db, 'bravo', 1, eventId.slice(0, -2));
+        worker(t).wake();
+        // One of acme's batches ends: its lane takes the next one queued, and a claim of a batch for
+        // that place takes bravo's event in its turn.
+        endOneAcmeBatch();
+        await waitFor(`${eventId} claimed`, async () => (await status(eventId)) !== 'pending', 5_000);
+        // The next lane to free starts it, ahead of acme's seven batches queued before it.
+        const before = await acmeDone();
+        endOneAcmeBatch();
+        await waitFor(`${eventId} done`, async () => (await status(eventId)) === 'done', 5_000);
+        expect((await acmeDone()) - before).toBeLessThanOrEqual(64);
+      }
+    } finally {
+      t.app.get(WorkerFaults).beforeComplete = async () => undefined;
+      const release = setInterval(() => waiting.splice(0).forEach((r) => r()), 5);
+      await worker(t).drain();
+      clearInterval(release);
+    }
   });
 });
