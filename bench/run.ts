@@ -15,7 +15,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JobHelpers } from 'graphile-worker';
-import { Pool as PgPool } from 'pg';
+import { Client, Pool as PgPool } from 'pg';
 import { Pool } from 'undici';
 import { signRequest } from '../src/cli/sign-request';
 import {
@@ -810,6 +810,12 @@ const relayApart = process.argv.includes('--fairness-relay-apart');
  */
 const FAIRNESS_ACME_PER_SECOND = process.argv.find((a) => a.startsWith('--fairness-acme-per-second='))?.split('=')[1];
 const FAIRNESS_IDLE_SECONDS = quick ? 10 : 20;
+/**
+ * --fairness-slowest: a table of bravo's 12 slowest payments of each scenario, each step in ms after
+ * its request was sent (accepted, done by the worker, its ERP entry created, first seen by the sink,
+ * recorded delivered), with the relay lease that sent it: where the tail waits.
+ */
+const fairnessSlowest = process.argv.includes('--fairness-slowest');
 
 async function fairness(server: BenchServer, variant: Variant, scenario: FairnessScenario): Promise<void> {
   const db = await freshDatabase(server);
@@ -904,7 +910,7 @@ async function fairness(server: BenchServer, variant: Variant, scenario: Fairnes
       scenario === 'idle' ? (idleDone ||= performance.now() - started > FAIRNESS_IDLE_SECONDS * 1000) : relayedAt !== undefined,
     );
     await watch;
-    const { latencies, sent } = await measured;
+    const { latencies, sent, sentAt } = await measured;
     const { p50, p99 } = summarize(latencies);
     const hops = await withClient(db.url, async (c) => {
       const quantiles = async (sql: string) => {
@@ -920,6 +926,7 @@ async function fairness(server: BenchServer, variant: Variant, scenario: Fairnes
                                        WHERE tenant_id = 'bravo' AND substring(event_id FROM '\\d+$')::int >= ${next}`);
       const relay = await quantiles(`SELECT extract(epoch FROM delivered_at - created_at) * 1000 AS ms FROM outbox
                                       WHERE tenant_id = 'bravo' AND destination = 'erp' AND substring(operation_key FROM '\\d+$')::int >= ${next}`);
+      if (fairnessSlowest) await logSlowestBravo(c, sentAt, sink);
       return `bravo's hops p50/p99: inbox received -> done ${worker}, ERP entry created -> delivered ${relay}`;
     });
     const label = scenario === 'idle' ? 'acme idle' : `during acme's ${FAIRNESS_BURST.toLocaleString('en')}-event ${scenario}`;
@@ -953,6 +960,43 @@ async function fairness(server: BenchServer, variant: Variant, scenario: Fairnes
   }
 }
 
+/** Bravo's slowest payments (accept -> the sink's first receipt), step by step: --fairness-slowest. */
+async function logSlowestBravo(c: Client, sentAt: Map<string, number>, sink: Sink): Promise<void> {
+  const { rows } = await c.query(
+    `SELECT o.operation_key AS key, extract(epoch FROM i.received_at) * 1000 AS received, extract(epoch FROM i.completed_at) * 1000 AS done,
+            extract(epoch FROM o.created_at) * 1000 AS created, extract(epoch FROM o.delivered_at) * 1000 AS delivered, a.duration_ms, a.lease
+       FROM outbox o JOIN outbox_attempts a ON a.outbox_id = o.id
+       JOIN webhook_inbox i ON i.tenant_id = 'bravo' AND i.event_id = 'evt_bravo_' || substring(o.operation_key FROM '\\d+$')
+      WHERE o.tenant_id = 'bravo' AND o.destination = 'erp'`,
+  );
+  const byKey = new Map<string, Record<string, number | string>>(rows.map((r) => [r.key, r]));
+  // The database's clock and this process's are the same machine's.
+  const epochOf = Date.now() - performance.now();
+  const first = Math.min(...sentAt.values());
+  const slowest = [...sentAt]
+    .filter(([key]) => sink.firstSeen.has(key) && byKey.has(key))
+    .map(([key, sent]) => ({ key, sent, seen: sink.firstSeen.get(key)! }))
+    .sort((a, b) => b.seen - b.sent - (a.seen - a.sent))
+    .slice(0, 12);
+  console.table(
+    slowest.map(({ key, sent, seen }) => {
+      const r = byKey.get(key)!;
+      const after = (epochMs: number | string) => Math.round(Number(epochMs) - epochOf - sent);
+      return {
+        key,
+        'sent at': Math.round(sent - first),
+        accepted: after(r.received),
+        done: after(r.done),
+        'ERP entry': after(r.created),
+        'sink saw it': Math.round(seen - sent),
+        recorded: after(r.delivered),
+        'send ms': r.duration_ms,
+        lease: r.lease,
+      };
+    }),
+  );
+}
+
 /** Bravo's payments at FAIRNESS_RATE until `stop()`, then (60 s at most) until the ERP has each one. */
 async function sendBravo(
   pool: Pool,
@@ -960,7 +1004,7 @@ async function sendBravo(
   first: number,
   most: number,
   stop: () => boolean,
-): Promise<{ latencies: number[]; sent: number }> {
+): Promise<{ latencies: number[]; sent: number; sentAt: Map<string, number> }> {
   const sentAt = new Map<string, number>();
   const inflight: Promise<unknown>[] = [];
   const started = performance.now();
@@ -982,7 +1026,7 @@ async function sendBravo(
   while ([...sentAt.keys()].some((key) => !sink.firstSeen.has(key)) && performance.now() < deadline)
     await new Promise((r) => setTimeout(r, 50));
   const latencies = [...sentAt].filter(([key]) => sink.firstSeen.has(key)).map(([key, t]) => sink.firstSeen.get(key)! - t);
-  return { latencies, sent: sentAt.size };
+  return { latencies, sent: sentAt.size, sentAt };
 }
 
 /**
