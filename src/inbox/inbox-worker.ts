@@ -161,7 +161,7 @@ export class InboxWorker implements WorkerIntake {
           if (group) group.push(event);
           else byLease.set(event.lease, [event]);
         }
-        for (const events of byLease.values()) this.loop.queue.push(...this.split(events));
+        for (const events of byLease.values()) this.enqueue(events, undefined);
         this.startLanes();
       }
       if (claim) {
@@ -190,7 +190,10 @@ export class InboxWorker implements WorkerIntake {
   }
 
   private startLanes(): void {
-    while (this.loop.busyLanes < this.concurrency && this.loop.queue.length > 0) this.run(this.loop.queue.shift()!);
+    while (this.loop.busyLanes < this.concurrency && this.loop.queue.length > 0) {
+      if (this.loop.ahead > 0) this.loop.ahead--;
+      this.run(this.loop.queue.shift()!);
+    }
   }
 
   private async claimAhead(batches: number): Promise<void> {
@@ -209,36 +212,50 @@ export class InboxWorker implements WorkerIntake {
   }
 
   /**
-   * The tenants a claim took every due event of, with nothing of theirs queued here: their events
-   * start next, in batches of their own, not behind the queue inside a backlog's transactions
-   * (issue 34). Of a claim that came back short, every tenant; of a full one, those with fewer
-   * than an even share of it (the claim serves the tenants in turn, so a tenant with more due work
-   * than it got holds at least that).
+   * The tenants a claim took every due event of, with nothing of theirs queued or handed over
+   * here: their events start next, in batches of their own, not behind the queue inside a
+   * backlog's transactions (issue 34). Of a claim that came back short, every tenant; of a full
+   * one, those with fewer than an even share of it (the claim serves the tenants in turn, so a
+   * tenant with more due work than it got holds at least that). Not a tenant or endpoint under a
+   * limit: its claim may have stopped at its budget. And nobody once the oldest batch behind has
+   * waited an eighth of a lease: from then on it is passed no more, so with batches quick against
+   * the lease (quickBatches) it still ends well inside its own.
    */
   private caughtUp(events: InboxEvent[], full: boolean): Set<string> | undefined {
-    if (!full) return this.notQueued(events);
-    const counts = new Map<string, number>();
-    for (const e of events) counts.set(e.tenantId, (counts.get(e.tenantId) ?? 0) + 1);
-    if (counts.size < 2) return undefined;
-    const share = Math.floor(events.length / counts.size);
-    return this.notQueued(events.filter((e) => counts.get(e.tenantId)! < share));
-  }
-
-  /** The tenants of `events` with nothing in the queue: theirs may start ahead of it without passing their own. */
-  private notQueued(events: InboxEvent[]): Set<string> | undefined {
-    if (this.loop.queue.length === 0 || events.length === 0) return undefined;
-    const queued = new Set<string>();
-    for (const batch of this.loop.queue) for (const e of batch) queued.add(e.tenantId);
-    const first = new Set(events.map((e) => e.tenantId).filter((tenant) => !queued.has(tenant)));
+    const oldest = this.loop.queuedAt.get(this.loop.queue[this.loop.ahead]);
+    if (oldest !== undefined && performance.now() - oldest >= this.config.worker.leaseMs / 8) return undefined;
+    let candidates = this.limits.any ? events.filter((e) => !this.limits.covers(e)) : events;
+    if (full) {
+      const counts = new Map<string, number>();
+      for (const e of events) counts.set(e.tenantId, (counts.get(e.tenantId) ?? 0) + 1);
+      if (counts.size < 2) return undefined;
+      const share = Math.floor(events.length / counts.size);
+      candidates = candidates.filter((e) => counts.get(e.tenantId)! < share);
+    }
+    if (this.loop.queue.length === 0 || candidates.length === 0) return undefined;
+    const waiting = new Set(this.loop.handed.map((e) => e.tenantId));
+    for (const batch of this.loop.queue) for (const e of batch) waiting.add(e.tenantId);
+    const first = new Set(candidates.map((e) => e.tenantId).filter((tenant) => !waiting.has(tenant)));
     return first.size > 0 ? first : undefined;
   }
 
-  /** Queues events in transaction-sized batches: those of the tenants in `first` ahead of the queue, the rest behind it. */
+  /**
+   * Queues events in transaction-sized batches for `lanes`: those of the tenants in `first` after
+   * the batches that went ahead before them, the rest at the back.
+   */
   private enqueue(events: InboxEvent[], first: Set<string> | undefined, lanes?: number): void {
-    const ahead = first ? events.filter((e) => first.has(e.tenantId)) : [];
-    const behind = first ? events.filter((e) => !first.has(e.tenantId)) : events;
-    if (ahead.length > 0) this.loop.queue.unshift(...this.split(ahead));
-    if (behind.length > 0) this.loop.queue.push(...this.split(behind, lanes));
+    const ahead = first
+      ? this.split(
+          events.filter((e) => first.has(e.tenantId)),
+          lanes,
+        )
+      : [];
+    const behind = this.split(first ? events.filter((e) => !first.has(e.tenantId)) : events, lanes);
+    this.loop.queue.splice(this.loop.ahead, 0, ...ahead);
+    this.loop.ahead += ahead.length;
+    const now = performance.now();
+    for (const batch of behind) this.loop.queuedAt.set(batch, now);
+    this.loop.queue.push(...behind);
   }
 
   private run(batch: InboxEvent[]): void {
@@ -318,6 +335,10 @@ export class InboxWorker implements WorkerIntake {
 class WorkerLoop {
   /** Claimed batches no lane has started yet. */
   readonly queue: InboxEvent[][] = [];
+  /** The first `ahead` batches of the queue went ahead of the rest (InboxWorker.caughtUp), in the order they came. */
+  ahead = 0;
+  /** When each batch behind them was queued (performance.now()): one that has waited an eighth of a lease is passed no more. */
+  readonly queuedAt = new WeakMap<InboxEvent[], number>();
   /** Events handed over by this instance's ingestion, waiting for the coalescing gap. */
   handed: InboxEvent[] = [];
   /** Started by the scheduler: takes this instance's accepted events (insertClaim). */

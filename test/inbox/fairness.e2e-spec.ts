@@ -111,20 +111,32 @@ describe('fairness: each claim serves the tenants with due work in turn (issue 3
 });
 
 describe("fairness: a tenant's events claimed behind another tenant's queued backlog start ahead of it (issue 34)", () => {
+  const LEASE = 6_000;
   let t: TestApp;
   let db: TestDatabase;
-  useTestApp({ endpoints: [...ENDPOINTS, { ...ENDPOINTS[0], id: 'stripe-bravo', tenantId: 'bravo' }] }, (started) => ({ t, db } = started));
+  useTestApp(
+    { endpoints: [...ENDPOINTS, { ...ENDPOINTS[0], id: 'stripe-bravo', tenantId: 'bravo' }], env: { WORKER_LEASE_MS: String(LEASE) } },
+    (started) => ({ t, db } = started),
+  );
 
-  it("each is claimed at the next lane's turn and runs in a batch of its own, not behind the batches queued before it", async () => {
+  const status = async (eventId: string) => (await db.query(`SELECT status FROM webhook_inbox WHERE event_id = $1`, [eventId]))[0]?.status;
+
+  /**
+   * Acme's backlog of 1,100 payments (orders `${prefix}0..`), each of its transactions held until
+   * the test ends one; `test` runs once every lane (8 with this pool) holds a batch of 64 and 8
+   * more are queued behind them. Bravo's events are payments of its orders bravo0..bravo1200.
+   */
+  async function besideHeldBacklog(prefix: string, test: (endOneAcmeBatch: () => void, held: () => number) => Promise<void>) {
     await db.query(
       `INSERT INTO orders (tenant_id, id, status, total_minor, currency, customer_email)
-       SELECT tenant, tenant || g, 'awaiting_payment', 1000, 'eur', tenant || g || '@example.com'
-         FROM unnest(ARRAY['acme', 'bravo']) tenant, generate_series(0, 1200) g`,
+       SELECT tenant, prefix || g, 'awaiting_payment', 1000, 'eur', prefix || g || '@example.com'
+         FROM unnest(ARRAY['acme', 'bravo'], ARRAY[$1, 'bravo']) o(tenant, prefix), generate_series(0, 1200) g
+       ON CONFLICT DO NOTHING`,
+      [prefix],
     );
-    // A quick batch first: the worker then claims a batch ahead for every lane (8 with this pool).
-    await burst(db, 'bravo', 1, 'bravo3');
+    // A quick batch first: the worker then claims a batch ahead for every lane.
+    await burst(db, 'bravo', 1, `bravo${prefix.length}`);
     await worker(t).drain();
-    // Acme's backlog: each of its transactions waits until the test lets it end.
     const waiting: (() => void)[] = [];
     const held = new WeakSet<UnitOfWork>();
     t.app.get(WorkerFaults).beforeComplete = async (event, tx) => {
@@ -132,20 +144,28 @@ describe("fairness: a tenant's events claimed behind another tenant's queued bac
       held.add(tx);
       await new Promise<void>((r) => waiting.push(r));
     };
-    const endOneAcmeBatch = () => waiting.shift()!();
-    const status = async (eventId: string) =>
-      (await db.query(`SELECT status FROM webhook_inbox WHERE event_id = $1`, [eventId]))[0]?.status;
-    const acmeDone = async () =>
-      (await db.query(`SELECT count(*)::int AS n FROM webhook_inbox WHERE tenant_id = 'acme' AND status = 'done'`))[0].n;
     try {
-      await burst(db, 'acme', 1100);
+      await burst(db, 'acme', 1100, prefix);
       worker(t).wake();
-      // Every lane holds a batch of 64, and 8 more batches are queued behind them.
       await waitFor('every lane busy and a batch queued for each', async () => {
         const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM webhook_inbox WHERE tenant_id = 'acme' AND status = 'processing'`);
         return waiting.length === 8 && n === 16 * 64;
       });
+      await test(
+        () => waiting.shift()!(),
+        () => waiting.length,
+      );
+    } finally {
+      t.app.get(WorkerFaults).beforeComplete = async () => undefined;
+      const release = setInterval(() => waiting.splice(0).forEach((r) => r()), 5);
+      await worker(t).drain();
+      clearInterval(release);
+    }
+  }
 
+  it("each is claimed at the next lane's turn and runs in a batch of its own, not behind the batches queued before it", async () => {
+    await besideHeldBacklog('acme', async (endOneAcmeBatch) => {
+      // bravo1's claim is full (acme has more due); by bravo2's, acme's last events are claimed: a short one.
       for (const eventId of ['bravo1_1', 'bravo2_1']) {
         await burst(db, 'bravo', 1, eventId.slice(0, -2));
         worker(t).wake();
@@ -153,17 +173,25 @@ describe("fairness: a tenant's events claimed behind another tenant's queued bac
         // that place takes bravo's event in its turn.
         endOneAcmeBatch();
         await waitFor(`${eventId} claimed`, async () => (await status(eventId)) !== 'pending', 5_000);
-        // The next lane to free starts it, ahead of acme's seven batches queued before it.
-        const before = await acmeDone();
+        // One more of acme's batches ends, no other: the lane it frees starts bravo's event, ahead of
+        // acme's seven batches queued before it.
         endOneAcmeBatch();
         await waitFor(`${eventId} done`, async () => (await status(eventId)) === 'done', 5_000);
-        expect((await acmeDone()) - before).toBeLessThanOrEqual(64);
       }
-    } finally {
-      t.app.get(WorkerFaults).beforeComplete = async () => undefined;
-      const release = setInterval(() => waiting.splice(0).forEach((r) => r()), 5);
-      await worker(t).drain();
-      clearInterval(release);
-    }
+    });
+  });
+
+  it('a queued batch that has waited an eighth of a lease is passed no more: it still ends inside its lease', async () => {
+    await besideHeldBacklog('acmeb', async (endOneAcmeBatch, held) => {
+      await new Promise((r) => setTimeout(r, LEASE / 8 + 100));
+      await burst(db, 'bravo', 1, 'bravo9');
+      worker(t).wake();
+      endOneAcmeBatch();
+      await waitFor('bravo9_1 claimed', async () => (await status('bravo9_1')) !== 'pending', 5_000);
+      // The lane the next batch frees takes acme's oldest queued batch, not bravo's.
+      endOneAcmeBatch();
+      await waitFor("the freed lane held by acme's next batch", async () => held() === 8, 5_000);
+      expect(await status('bravo9_1')).toBe('processing');
+    });
   });
 });
