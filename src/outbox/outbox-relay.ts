@@ -78,7 +78,7 @@ class Semaphore {
   private queued = 0;
   /** Requests by tenant, sending or waiting. */
   private readonly byTenant = new Map<string, number>();
-  /** Requests claimed for the other tenants past the room (othersRoom), sending or waiting. */
+  /** Requests claimed for the other tenants past the room (othersRoom), sending or waiting, and what claims for them hold reserved. */
   private aside = 0;
   /** A request's duration here, ms (moving average); undefined until one has finished. */
   private meanMs?: number;
@@ -138,6 +138,11 @@ class Semaphore {
   busyWithOthers(tenant: string): boolean {
     const own = this.byTenant.get(tenant) ?? 0;
     return own < this.limit && this.active + this.queued > own;
+  }
+
+  /** Holds `n` of the wave othersRoom gave a claim until its requests are queued (then run counts them); a negative `n` gives them back. */
+  holdAside(n: number): void {
+    this.aside += n;
   }
 
   /** `aside`: claimed through othersRoom, counted against its wave until it ends. */
@@ -434,6 +439,17 @@ export class OutboxRelay implements RelayIntake {
    * recorded (`sending`; stop() waits for it).
    */
   private async claimOnce(onlyOthers = false): Promise<{ count: number; sending: Promise<void> }> {
+    // What othersRoom grants is held from the admission until the requests are queued (run counts
+    // them from there): the rounds and a claim beside them, in flight at once, do not each take it.
+    const reserved = new Map<Semaphore, number>();
+    try {
+      return await this.claimReserving(onlyOthers, reserved);
+    } finally {
+      for (const [limit, n] of reserved) limit.holdAside(-n);
+    }
+  }
+
+  private async claimReserving(onlyOthers: boolean, reserved: Map<Semaphore, number>): Promise<{ count: number; sending: Promise<void> }> {
     const lease = this.nextLease();
     const { leaseMs } = this.config.relay;
     const passedOver = new Map<string, string[]>();
@@ -453,6 +469,8 @@ export class OutboxRelay implements RelayIntake {
         const others = asked && (room === 0 || onlyOthers) ? limit?.othersRoom : undefined;
         if (others) {
           passedOver.set(name, others.passedOver);
+          limit!.holdAside(others.room);
+          reserved.set(limit!, (reserved.get(limit!) ?? 0) + others.room);
           return others.room;
         }
         return onlyOthers ? Math.min(room, limit?.limit ?? 0) : room;
