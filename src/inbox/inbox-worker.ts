@@ -134,11 +134,11 @@ export class InboxWorker implements WorkerIntake {
 
   private pump(): void {
     this.startLanes();
-    // Claim ahead up to a batch queued for every lane; until a batch has shown it is quick against
-    // the lease, only for the lanes that are free, so no claimed batch waits out its lease in the
-    // queue. Not more: a claim takes the next tenant's turn, and a longer queue would hold it back.
+    // Claim ahead while the queue holds less than a batch for every lane; until a batch has shown
+    // it is quick against the lease, only for the lanes that are free, so no claimed batch waits
+    // out its lease in the queue.
     const freeLanes = this.concurrency - this.loop.busyLanes - this.loop.queue.length;
-    const batches = !this.quickBatches() ? freeLanes : this.concurrency - this.loop.queue.length;
+    const batches = !this.quickBatches() ? freeLanes : this.loop.queue.length < this.concurrency ? this.concurrency : 0;
     const claim = this.loop.due && !this.loop.claiming && !this.loop.stopped && batches > 0;
     if ((claim || this.loop.handed.length > 0) && !this.loop.gapTimer) {
       // Handed-over events wait for the gap too (they hold their lease already); a stopping worker runs them at once.
@@ -244,12 +244,7 @@ export class InboxWorker implements WorkerIntake {
    * the batches that went ahead before them, the rest at the back.
    */
   private enqueue(events: InboxEvent[], first: Set<string> | undefined, lanes?: number): void {
-    const ahead = first
-      ? this.split(
-          events.filter((e) => first.has(e.tenantId)),
-          lanes,
-        )
-      : [];
+    const ahead = this.split(first ? events.filter((e) => first.has(e.tenantId)) : [], lanes);
     const behind = this.split(first ? events.filter((e) => !first.has(e.tenantId)) : events, lanes);
     this.loop.queue.splice(this.loop.ahead, 0, ...ahead);
     this.loop.ahead += ahead.length;
