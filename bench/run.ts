@@ -813,7 +813,8 @@ const FAIRNESS_IDLE_SECONDS = quick ? 10 : 20;
 /**
  * --fairness-slowest: a table of bravo's 12 slowest payments of each scenario, each step in ms after
  * its request was sent (accepted, done by the worker, its ERP entry created, first seen by the sink,
- * recorded delivered), with the relay lease that sent it: where the tail waits.
+ * recorded delivered), with the relay lease that sent it: where the tail waits. With --statements
+ * too, the scenario's statements by total time, with their mean and longest call.
  */
 const fairnessSlowest = process.argv.includes('--fairness-slowest');
 
@@ -848,6 +849,8 @@ async function fairness(server: BenchServer, variant: Variant, scenario: Fairnes
     // Warm-up, not counted: a fresh service opens its pool and compiles its hot paths.
     await sendBravo(pool, sink, next, FAIRNESS_RATE * 3, () => false);
     next += FAIRNESS_RATE * 3;
+    // With --statements, the statements of the scenario itself (the warm-up's left out).
+    await statements.reset();
     const started = performance.now();
     let drainedAt: number | undefined;
     let relayedAt: number | undefined;
@@ -927,6 +930,7 @@ async function fairness(server: BenchServer, variant: Variant, scenario: Fairnes
       const relay = await quantiles(`SELECT extract(epoch FROM delivered_at - created_at) * 1000 AS ms FROM outbox
                                       WHERE tenant_id = 'bravo' AND destination = 'erp' AND substring(operation_key FROM '\\d+$')::int >= ${next}`);
       if (fairnessSlowest) await logSlowestBravo(c, sentAt, sink);
+      if (fairnessSlowest && withStatements) console.table(await statements.slowest(db.url));
       return `bravo's hops p50/p99: inbox received -> done ${worker}, ERP entry created -> delivered ${relay}`;
     });
     const label = scenario === 'idle' ? 'acme idle' : `during acme's ${FAIRNESS_BURST.toLocaleString('en')}-event ${scenario}`;

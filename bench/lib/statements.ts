@@ -37,6 +37,21 @@ export class StatementStats {
     if (this.serverUrl) await withClient(this.serverUrl, (c) => c.query('SELECT pg_stat_statements_reset()'));
   }
 
+  /** The statements run in the database at `databaseUrl` since the last reset, by total time: calls, mean and longest call in ms. */
+  async slowest(databaseUrl: string, limit = 8): Promise<{ calls: number; mean_ms: number; max_ms: number; query: string }[]> {
+    if (!this.serverUrl) return [];
+    return withClient(this.serverUrl, async (c) => {
+      const { rows } = await c.query(
+        `SELECT calls::int, round(mean_exec_time::numeric, 1)::float AS mean_ms, round(max_exec_time::numeric, 1)::float AS max_ms,
+                left(regexp_replace(query, '\\s+', ' ', 'g'), 80) AS query
+           FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = $1)
+          ORDER BY total_exec_time DESC LIMIT $2`,
+        [new URL(databaseUrl).pathname.slice(1), limit],
+      );
+      return rows;
+    });
+  }
+
   /** The top statements run in the database at `databaseUrl` since the last reset, per unit of `units`. */
   async top(databaseUrl: string, units: number, limit = 6): Promise<StatementShare[]> {
     if (!this.serverUrl) return [];
