@@ -73,19 +73,23 @@ export class InboxWorker implements WorkerIntake {
 
   /**
    * A lease for the new events of one insert, when the worker can take them at once (started, not
-   * stopping, a lane free, nothing queued, its batches known to be quick against the lease): they
-   * are committed as `processing` under it. Undefined: insert them pending, for any worker's claim.
+   * stopping, its batches known to be quick against the lease, a lane free and nothing queued):
+   * they are committed as `processing` under it. With every lane busy, only the events of tenants
+   * with nothing queued or handed over here, which then start ahead of the queue (caughtUp): a
+   * claim during a backlog can take a hundred milliseconds and more, and they need none. Undefined:
+   * insert them pending, for any worker's claim.
    */
   insertClaim(): InsertClaim | undefined {
-    // Only what a free lane will start within the gap: a handed-over event's lease runs from its insert.
+    if (!this.loop.started || this.loop.stopped || !this.quickBatches() || this.loop.handed.length >= TRANSACTION_BATCH) return undefined;
+    // Only what a lane will start soon: a handed-over event's lease runs from its insert.
     const free = this.loop.busyLanes < this.concurrency && this.loop.queue.length === 0;
-    if (!this.loop.started || this.loop.stopped || !this.quickBatches() || !free || this.loop.handed.length >= TRANSACTION_BATCH)
-      return undefined;
+    const waiting = free ? undefined : this.mayPass() ? this.waitingTenants() : undefined;
+    if (!free && !waiting) return undefined;
     this.loop.handLease ??= this.nextLease();
     return {
       lease: this.loop.handLease,
       until: new Date(this.clock.now().getTime() + this.config.worker.leaseMs),
-      takes: this.limits.takes,
+      takes: waiting ? (tenantId, endpointId) => !waiting.has(tenantId) && this.limits.takes(tenantId, endpointId) : this.limits.takes,
     };
   }
 
@@ -161,7 +165,7 @@ export class InboxWorker implements WorkerIntake {
           if (group) group.push(event);
           else byLease.set(event.lease, [event]);
         }
-        for (const events of byLease.values()) this.enqueue(events, undefined);
+        for (const events of byLease.values()) this.enqueue(events, this.caughtUp(events, false));
         this.startLanes();
       }
       if (claim) {
@@ -222,8 +226,7 @@ export class InboxWorker implements WorkerIntake {
    * the lease (quickBatches) it still ends well inside its own.
    */
   private caughtUp(events: InboxEvent[], full: boolean): Set<string> | undefined {
-    const oldest = this.loop.queuedAt.get(this.loop.queue[this.loop.ahead]);
-    if (oldest !== undefined && performance.now() - oldest >= this.config.worker.leaseMs / 8) return undefined;
+    if (this.loop.queue.length === 0 || !this.mayPass()) return undefined;
     let candidates = this.limits.any ? events.filter((e) => !this.limits.covers(e)) : events;
     if (full) {
       const counts = new Map<string, number>();
@@ -232,11 +235,22 @@ export class InboxWorker implements WorkerIntake {
       const share = Math.floor(events.length / counts.size);
       candidates = candidates.filter((e) => counts.get(e.tenantId)! < share);
     }
-    if (this.loop.queue.length === 0 || candidates.length === 0) return undefined;
-    const waiting = new Set(this.loop.handed.map((e) => e.tenantId));
-    for (const batch of this.loop.queue) for (const e of batch) waiting.add(e.tenantId);
+    const waiting = this.waitingTenants();
     const first = new Set(candidates.map((e) => e.tenantId).filter((tenant) => !waiting.has(tenant)));
     return first.size > 0 ? first : undefined;
+  }
+
+  /** Batches may still go ahead: the oldest batch behind them has waited less than an eighth of a lease. */
+  private mayPass(): boolean {
+    const oldest = this.loop.queuedAt.get(this.loop.queue[this.loop.ahead]);
+    return oldest === undefined || performance.now() - oldest < this.config.worker.leaseMs / 8;
+  }
+
+  /** The tenants with events queued or handed over here: theirs never go ahead of their own. */
+  private waitingTenants(): Set<string> {
+    const waiting = new Set(this.loop.handed.map((e) => e.tenantId));
+    for (const batch of this.loop.queue) for (const e of batch) waiting.add(e.tenantId);
+    return waiting;
   }
 
   /**

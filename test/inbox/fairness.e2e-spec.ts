@@ -6,7 +6,7 @@ import { OrdersService } from '../../src/orders/orders.service';
 import { OPERATOR_TOKEN, TestApp, useTestApp } from '../support/test-app';
 import { TestDatabase } from '../support/test-database';
 import { waitFor } from '../support/wait-for';
-import { burst, ENDPOINTS, worker } from './worker-fixtures';
+import { burst, ENDPOINTS, paymentIntentEvent, postStripe, worker } from './worker-fixtures';
 
 const TENANTS = ['acme', 'bravo', 'carol'];
 const LEASE_MS = 30_000;
@@ -124,9 +124,14 @@ describe("fairness: a tenant's events claimed behind another tenant's queued bac
   /**
    * Acme's backlog of 2,000 payments (orders `${prefix}0..`), each of its transactions held until
    * the test ends one; `test` runs once every lane (8 with this pool) holds a batch of 64 and 8
-   * more are queued behind them. Bravo's events are payments of its orders bravo0..bravo2000.
+   * more are queued behind them, after a quick batch of bravo's (a payment of its order
+   * `bravo${warmUp}1`). Bravo's events are payments of its orders bravo0..bravo2000.
    */
-  async function besideHeldBacklog(prefix: string, test: (endOneAcmeBatch: () => void, held: () => number) => Promise<void>) {
+  async function besideHeldBacklog(
+    prefix: string,
+    warmUp: number,
+    test: (endOneAcmeBatch: () => void, held: () => number) => Promise<void>,
+  ) {
     await db.query(
       `INSERT INTO orders (tenant_id, id, status, total_minor, currency, customer_email)
        SELECT tenant, prefix || g, 'awaiting_payment', 1000, 'eur', prefix || g || '@example.com'
@@ -135,7 +140,7 @@ describe("fairness: a tenant's events claimed behind another tenant's queued bac
       [prefix],
     );
     // A quick batch first: the worker then claims a batch ahead for every lane.
-    await burst(db, 'bravo', 1, `bravo${prefix.length}`);
+    await burst(db, 'bravo', 1, `bravo${warmUp}`);
     await worker(t).drain();
     const waiting: (() => void)[] = [];
     const held = new WeakSet<UnitOfWork>();
@@ -164,7 +169,7 @@ describe("fairness: a tenant's events claimed behind another tenant's queued bac
   }
 
   it('each runs at the next free lane once claimed, in a batch of its own, not behind the batches queued before it', async () => {
-    await besideHeldBacklog('acme', async (endOneAcmeBatch) => {
+    await besideHeldBacklog('acme', 3, async (endOneAcmeBatch) => {
       // bravo1's claim is full (512, acme has more due); bravo2's takes acme's last 465: a short one.
       for (const eventId of ['bravo1_1', 'bravo2_1']) {
         await burst(db, 'bravo', 1, eventId.slice(0, -2));
@@ -184,7 +189,7 @@ describe("fairness: a tenant's events claimed behind another tenant's queued bac
   });
 
   it('a queued batch that has waited an eighth of a lease is passed no more: it still ends inside its lease', async () => {
-    await besideHeldBacklog('acmeb', async (endOneAcmeBatch, held) => {
+    await besideHeldBacklog('acmeb', 5, async (endOneAcmeBatch, held) => {
       await new Promise((r) => setTimeout(r, LEASE / 8 + 100));
       await burst(db, 'bravo', 1, 'bravo9');
       worker(t).wake();
@@ -194,6 +199,17 @@ describe("fairness: a tenant's events claimed behind another tenant's queued bac
       endOneAcmeBatch();
       await waitFor("the freed lane held by acme's next batch", async () => held() === 8, 5_000);
       expect(await status('bravo9_1')).toBe('processing');
+    });
+  });
+
+  it("with every lane busy, a quiet tenant's accepted event is committed claimed for the worker and runs at the next free lane, with no claim", async () => {
+    await besideHeldBacklog('acmec', 6, async (endOneAcmeBatch) => {
+      worker(t).start(); // as its scheduler does: the worker takes this instance's accepted events
+      const event = paymentIntentEvent('payment_intent.succeeded', { orderId: 'bravo77' });
+      await postStripe(t, event, 'stripe-bravo');
+      expect(await status(event.id as string)).toBe('processing');
+      endOneAcmeBatch();
+      await waitFor('its payment applied', async () => (await status(event.id as string)) === 'done', 5_000);
     });
   });
 });
