@@ -83,7 +83,11 @@ export class InboxWorker implements WorkerIntake {
     if (!this.loop.started || this.loop.stopped || !this.quickBatches() || this.loop.handed.length >= TRANSACTION_BATCH) return undefined;
     // Only what a lane will start soon: a handed-over event's lease runs from its insert.
     const free = this.loop.busyLanes < this.concurrency && this.loop.queue.length === 0;
-    const waiting = free ? undefined : this.mayPass() ? this.waitingTenants() : undefined;
+    const waiting = free
+      ? undefined
+      : this.mayPass() && this.laneFreesSoon() && this.loop.ahead < this.concurrency
+        ? this.notCaughtUp()
+        : undefined;
     if (!free && !waiting) return undefined;
     this.loop.handLease ??= this.nextLease();
     return {
@@ -91,6 +95,11 @@ export class InboxWorker implements WorkerIntake {
       until: new Date(this.clock.now().getTime() + this.config.worker.leaseMs),
       takes: waiting ? (tenantId, endpointId) => !waiting.has(tenantId) && this.limits.takes(tenantId, endpointId) : this.limits.takes,
     };
+  }
+
+  leftPending(tenantIds: string[]): void {
+    if (!this.loop.started) return;
+    for (const tenant of tenantIds) this.loop.leftPending.set(tenant, this.loop.claims);
   }
 
   /** Events committed under an insertClaim lease: processed as claimed ones, after the coalescing gap. */
@@ -202,10 +211,12 @@ export class InboxWorker implements WorkerIntake {
 
   private async claimAhead(batches: number): Promise<void> {
     const size = batches * TRANSACTION_BATCH;
+    const claim = ++this.loop.claims;
     try {
       const events = await this.claim(size);
       this.loop.claimed += events.length;
       this.loop.backlog = events.length === size;
+      this.catchUp(events, claim);
       if (this.loop.backlog) this.loop.due = true;
       if (this.limits.wakeInMs !== undefined) this.wakeAfter(this.limits.wakeInMs);
       this.enqueue(events, this.caughtUp(events, this.loop.backlog), batches);
@@ -221,7 +232,7 @@ export class InboxWorker implements WorkerIntake {
    * backlog's transactions (issue 34). Of a claim that came back short, every tenant; of a full
    * one, those with fewer than an even share of it (the claim serves the tenants in turn, so a
    * tenant with more due work than it got holds at least that). Not a tenant or endpoint under a
-   * limit: its claim may have stopped at its budget. And nobody once the oldest batch behind has
+   * limit: its claim may have stopped at its budget. And nobody once the oldest queued batch has
    * waited an eighth of a lease: from then on it is passed no more, so with batches quick against
    * the lease (quickBatches) it still ends well inside its own.
    */
@@ -240,10 +251,43 @@ export class InboxWorker implements WorkerIntake {
     return first.size > 0 ? first : undefined;
   }
 
-  /** Batches may still go ahead: the oldest batch behind them has waited less than an eighth of a lease. */
+  /** Batches may still go ahead: the oldest queued batch has waited less than an eighth of a lease. */
   private mayPass(): boolean {
-    const oldest = this.loop.queuedAt.get(this.loop.queue[this.loop.ahead]);
-    return oldest === undefined || performance.now() - oldest < this.config.worker.leaseMs / 8;
+    const oldest = Math.min(
+      this.loop.queuedAt.get(this.loop.queue[0]) ?? Infinity,
+      this.loop.queuedAt.get(this.loop.queue[this.loop.ahead]) ?? Infinity,
+    );
+    return performance.now() - oldest < this.config.worker.leaseMs / 8;
+  }
+
+  /** A lane should free soon: one of the running batches started less than an eighth of a lease ago (not every lane stuck). */
+  private laneFreesSoon(): boolean {
+    const now = Date.now();
+    for (const started of this.loop.running.values()) if (now - started < this.config.worker.leaseMs / 8) return true;
+    return this.loop.running.size < this.concurrency;
+  }
+
+  /**
+   * From a claim (numbered `claim`): the tenants it left due work behind for (a full claim's,
+   * holding an even share or more), and, of the tenants an insert left pending before it started,
+   * those it caught up (absent from it, or holding less than that share).
+   */
+  private catchUp(events: InboxEvent[], claim: number): void {
+    const counts = new Map<string, number>();
+    for (const e of events) counts.set(e.tenantId, (counts.get(e.tenantId) ?? 0) + 1);
+    const full = this.loop.backlog;
+    const share = full ? Math.floor(events.length / Math.max(1, counts.size)) : Infinity;
+    this.loop.behind = new Set([...counts].filter(([, n]) => n >= share).map(([tenant]) => tenant));
+    for (const [tenant, since] of this.loop.leftPending)
+      if (since < claim && !this.loop.behind.has(tenant)) this.loop.leftPending.delete(tenant);
+  }
+
+  /** The tenants whose events may not be taken at an insert while lanes are busy: queued or handed over here, behind in the last claim, or left pending since. */
+  private notCaughtUp(): Set<string> {
+    const waiting = this.waitingTenants();
+    for (const tenant of this.loop.behind) waiting.add(tenant);
+    for (const tenant of this.loop.leftPending.keys()) waiting.add(tenant);
+    return waiting;
   }
 
   /** The tenants with events queued or handed over here: theirs never go ahead of their own. */
@@ -263,19 +307,21 @@ export class InboxWorker implements WorkerIntake {
     this.loop.queue.splice(this.loop.ahead, 0, ...ahead);
     this.loop.ahead += ahead.length;
     const now = performance.now();
-    for (const batch of behind) this.loop.queuedAt.set(batch, now);
+    for (const batch of [...ahead, ...behind]) this.loop.queuedAt.set(batch, now);
     this.loop.queue.push(...behind);
   }
 
   private run(batch: InboxEvent[]): void {
     this.loop.busyLanes++;
     const started = Date.now();
+    this.loop.running.set(batch, started);
     this.processBatch(batch)
       .catch((error: Error) =>
         this.logger.error({ events: batch.length, err: error.message }, 'batch failed; its leases expire and it is retried'),
       )
       .finally(() => {
         const took = Date.now() - started;
+        this.loop.running.delete(batch);
         this.loop.batchMs = this.loop.batchMs === undefined ? took : 0.8 * this.loop.batchMs + 0.2 * took;
         this.loop.busyLanes--;
         // A limited key's place is free again: its next events may be due now.
@@ -346,8 +392,16 @@ class WorkerLoop {
   readonly queue: InboxEvent[][] = [];
   /** The first `ahead` batches of the queue went ahead of the rest (InboxWorker.caughtUp), in the order they came. */
   ahead = 0;
-  /** When each batch behind them was queued (performance.now()): one that has waited an eighth of a lease is passed no more. */
+  /** When each queued batch was queued (performance.now()): once the oldest has waited an eighth of a lease, nothing more goes ahead. */
   readonly queuedAt = new WeakMap<InboxEvent[], number>();
+  /** When each running batch started (Date.now()). */
+  readonly running = new Map<InboxEvent[], number>();
+  /** Claims started so far (their numbers). */
+  claims = 0;
+  /** Tenants the last full claim left due work behind for: none of theirs is taken at an insert while lanes are busy. */
+  behind = new Set<string>();
+  /** Tenants an insert left pending, with the number of the last claim started before: cleared by a later claim that catches them up. */
+  readonly leftPending = new Map<string, number>();
   /** Events handed over by this instance's ingestion, waiting for the coalescing gap. */
   handed: InboxEvent[] = [];
   /** Started by the scheduler: takes this instance's accepted events (insertClaim). */

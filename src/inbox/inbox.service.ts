@@ -85,6 +85,10 @@ export class InboxService {
       const results = await this.repository.acceptMany(requests, this.worker.insertClaim());
       const claimed = results.flatMap((r): InboxEvent[] => (r.claimed ? [r.claimed] : []));
       if (claimed.length > 0) this.worker.handOver(claimed);
+      const pending = requests.filter(
+        (_, i) => results[i].outcome === 'accepted' && results[i].status === 'pending' && !results[i].claimed,
+      );
+      if (pending.length > 0) this.worker.leftPending(pending.map((r) => r.tenantId));
       return results;
     } catch (error) {
       // One body PostgreSQL refuses must not fail the others: answer each alone.

@@ -12,6 +12,8 @@ export interface WorkerIntake {
   insertClaim(): InsertClaim | undefined;
   /** Events committed under an insertClaim lease, now the worker's to process. */
   handOver(events: InboxEvent[]): void;
+  /** The tenants of new events an insert left pending: none of theirs is taken at an insert until a claim has caught them up. */
+  leftPending(tenantIds: string[]): void;
 }
 
 export const WORKER_INTAKE = Symbol('WORKER_INTAKE');

@@ -111,7 +111,7 @@ describe('fairness: each claim serves the tenants with due work in turn (issue 3
 });
 
 describe("fairness: a tenant's events claimed behind another tenant's queued backlog start ahead of it (issue 34)", () => {
-  const LEASE = 6_000;
+  const LEASE = 16_000;
   let t: TestApp;
   let db: TestDatabase;
   useTestApp(
@@ -202,14 +202,38 @@ describe("fairness: a tenant's events claimed behind another tenant's queued bac
     });
   });
 
-  it("with every lane busy, a quiet tenant's accepted event is committed claimed for the worker and runs at the next free lane, with no claim", async () => {
+  it("with every lane busy, a caught-up tenant's accepted event is committed claimed for the worker and runs at the next free lane; never one behind its own", async () => {
     await besideHeldBacklog('acmec', 6, async (endOneAcmeBatch) => {
       worker(t).start(); // as its scheduler does: the worker takes this instance's accepted events
-      const event = paymentIntentEvent('payment_intent.succeeded', { orderId: 'bravo77' });
-      await postStripe(t, event, 'stripe-bravo');
-      expect(await status(event.id as string)).toBe('processing');
+      const post = async (orderId: string, endpoint: string) => {
+        const event = paymentIntentEvent('payment_intent.succeeded', { orderId });
+        await postStripe(t, event, endpoint);
+        return event.id as string;
+      };
+      // Bravo has nothing here and was not behind in the last claim: committed claimed, no claim needed.
+      const first = await post('bravo77', 'stripe-bravo');
+      expect(await status(first)).toBe('processing');
+      // Its second waits behind its first (queued here), pending; acme's live event too (acme is behind).
+      const second = await post('bravo78', 'stripe-bravo');
+      expect(await status(second)).toBe('pending');
+      expect(await status(await post('acmec0', 'stripe-acme'))).toBe('pending');
+      // The next free lane runs the first, ahead of acme's queued batches.
       endOneAcmeBatch();
-      await waitFor('its payment applied', async () => (await status(event.id as string)) === 'done', 5_000);
+      await waitFor('the first payment applied', async () => (await status(first)) === 'done', 5_000);
+      // A tenant an insert left pending is not taken at an insert (past its pending event) until a
+      // claim that started after it has caught it up.
+      worker(t).leftPending(['carol']);
+      const takes = (tenant: string) => worker(t).insertClaim()?.takes(tenant, `stripe-${tenant}`) ?? false;
+      expect([takes('carol'), takes('dave'), takes('acme')]).toEqual([false, true, false]);
+      // acme's batches end one at a time: a claim takes bravo's second, and one started after the word catches carol up.
+      for (let ended = 0; (await status(second)) === 'pending' || !takes('carol'); ended++) {
+        expect(ended).toBeLessThan(24);
+        endOneAcmeBatch();
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect([takes('dave'), takes('acme')]).toEqual([true, false]);
+      endOneAcmeBatch();
+      await waitFor('the second payment applied', async () => (await status(second)) === 'done', 5_000);
     });
   });
 });
