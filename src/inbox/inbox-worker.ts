@@ -174,7 +174,7 @@ export class InboxWorker implements WorkerIntake {
           if (group) group.push(event);
           else byLease.set(event.lease, [event]);
         }
-        for (const events of byLease.values()) this.enqueue(events, this.caughtUp(events, false));
+        for (const events of byLease.values()) this.enqueue(events, this.caughtUp(events));
         this.startLanes();
       }
       if (claim) {
@@ -219,7 +219,8 @@ export class InboxWorker implements WorkerIntake {
       this.catchUp(events, claim);
       if (this.loop.backlog) this.loop.due = true;
       if (this.limits.wakeInMs !== undefined) this.wakeAfter(this.limits.wakeInMs);
-      this.enqueue(events, this.caughtUp(events, this.loop.backlog), batches);
+      // Those the claim left due work behind for stay behind (catchUp).
+      this.enqueue(events, this.caughtUp(events.filter((e) => !this.loop.behind.has(e.tenantId))), batches);
     } catch (error) {
       // Typically the database is unreachable; the next poll wakes the worker again.
       this.logger.error({ err: (error as Error).message }, 'claim failed');
@@ -227,25 +228,16 @@ export class InboxWorker implements WorkerIntake {
   }
 
   /**
-   * The tenants a claim took every due event of, with nothing of theirs queued or handed over
-   * here: their events start next, in batches of their own, not behind the queue inside a
-   * backlog's transactions (issue 34). Of a claim that came back short, every tenant; of a full
-   * one, those with fewer than an even share of it (the claim serves the tenants in turn, so a
-   * tenant with more due work than it got holds at least that). Not a tenant or endpoint under a
+   * Of `events` (a claim's, less the tenants it left due work behind for: catchUp), the tenants
+   * with nothing queued or handed over here: their events start next, in batches of their own, not
+   * behind the queue inside a backlog's transactions (issue 34). Not a tenant or endpoint under a
    * limit: its claim may have stopped at its budget. And nobody once the oldest queued batch has
    * waited an eighth of a lease: from then on it is passed no more, so with batches quick against
    * the lease (quickBatches) it still ends well inside its own.
    */
-  private caughtUp(events: InboxEvent[], full: boolean): Set<string> | undefined {
+  private caughtUp(events: InboxEvent[]): Set<string> | undefined {
     if (this.loop.queue.length === 0 || !this.mayPass()) return undefined;
-    let candidates = this.limits.any ? events.filter((e) => !this.limits.covers(e)) : events;
-    if (full) {
-      const counts = new Map<string, number>();
-      for (const e of events) counts.set(e.tenantId, (counts.get(e.tenantId) ?? 0) + 1);
-      if (counts.size < 2) return undefined;
-      const share = Math.floor(events.length / counts.size);
-      candidates = candidates.filter((e) => counts.get(e.tenantId)! < share);
-    }
+    const candidates = this.limits.any ? events.filter((e) => !this.limits.covers(e)) : events;
     const waiting = this.waitingTenants();
     const first = new Set(candidates.map((e) => e.tenantId).filter((tenant) => !waiting.has(tenant)));
     return first.size > 0 ? first : undefined;
@@ -268,9 +260,10 @@ export class InboxWorker implements WorkerIntake {
   }
 
   /**
-   * From a claim (numbered `claim`): the tenants it left due work behind for (a full claim's,
-   * holding an even share or more), and, of the tenants an insert left pending before it started,
-   * those it caught up (absent from it, or holding less than that share).
+   * From a claim (numbered `claim`): the tenants it left due work behind for (of a full claim,
+   * those holding an even share of it or more: the claim serves the tenants in turn, so one with
+   * less had nothing more due; of a short claim, none), and, of the tenants an insert left pending
+   * before it started, those it caught up (absent from it, or not behind).
    */
   private catchUp(events: InboxEvent[], claim: number): void {
     const counts = new Map<string, number>();
