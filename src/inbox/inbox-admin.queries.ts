@@ -61,17 +61,20 @@ export function adminLockBatch(filterSql: string, idsParam: string): string {
  * One bulk-replay batch, its rows locked by adminLockBatch: re-checks the filter (a row that moved
  * on meanwhile is left alone) and returns each row's status before the change. A
  * row whose sender was refused (`unexpected_source`) is never replayed, whatever the
- * caller decided from its earlier read.
+ * caller decided from its earlier read. The rows fall due one after another in id order, `step`
+ * milliseconds apart from `due` (0: all at `due`).
  */
-export function adminReplayBatch(filterSql: string, idsParam: string, nowParam: string): string {
+export function adminReplayBatch(filterSql: string, idsParam: string, dueParam: string, stepParam: string): string {
   return `
   UPDATE webhook_inbox w
-     SET status = 'pending', status_reason = NULL, attempts = 0, next_attempt_at = ${nowParam},
+     SET status = 'pending', status_reason = NULL, attempts = 0,
+         next_attempt_at = ${dueParam}::timestamptz + (old.n - 1) * ${stepParam}::float8 * interval '1 millisecond',
          locked_by = NULL, locked_until = NULL, completed_at = NULL
-    FROM (SELECT id, status, status_reason FROM webhook_inbox
-           ${filterSql} AND id = ANY(${idsParam}::bigint[]) AND ${payloadKept('webhook_inbox')}
-             AND NOT (status = 'ignored' AND status_reason IS NOT DISTINCT FROM 'unexpected_source')
-           ORDER BY id FOR UPDATE) old
+    FROM (SELECT *, row_number() OVER (ORDER BY id) AS n
+            FROM (SELECT id, status, status_reason FROM webhook_inbox
+                   ${filterSql} AND id = ANY(${idsParam}::bigint[]) AND ${payloadKept('webhook_inbox')}
+                     AND NOT (status = 'ignored' AND status_reason IS NOT DISTINCT FROM 'unexpected_source')
+                   ORDER BY id FOR UPDATE) locked) old
    WHERE w.id = old.id
   RETURNING w.id, old.status AS before, old.status_reason AS before_reason`;
 }

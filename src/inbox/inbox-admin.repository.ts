@@ -169,20 +169,22 @@ export class InboxAdminRepository {
     return rows[0].max ?? '0';
   }
 
-  /** Replays the given ids in `tx` where they still match; returns what changed. */
+  /** Replays the given ids in `tx` where they still match, due from `due` one every `stepMs` (0: all at once); returns what changed. */
   async replayIds(
     tx: UnitOfWork,
     filter: InboxFilter,
     statuses: InboxStatus[],
     ids: string[],
-    now: Date,
+    due: Date,
+    stepMs = 0,
   ): Promise<(InboxStatusChange & { beforeReason: string | null })[]> {
     const where = inboxFilterWhere(filter).add('status = ANY(?::text[])', statuses);
     const idsParam = where.param(ids);
     await tx.query(adminLockBatch(where.sql(), idsParam), [...where.params]);
-    const nowParam = where.param(now);
+    const dueParam = where.param(due);
+    const stepParam = where.param(stepMs);
     const [rows]: [{ id: string; before: InboxStatus; before_reason: string | null }[], number] = await tx.query(
-      adminReplayBatch(where.sql(), idsParam, nowParam),
+      adminReplayBatch(where.sql(), idsParam, dueParam, stepParam),
       where.params,
     );
     return rows.map((r) => ({ id: String(r.id), before: r.before, beforeReason: r.before_reason, after: 'pending' as const }));

@@ -216,8 +216,9 @@ export class InboxAdminService {
     const maxId = await this.repository.maxId();
     const result: BulkReplayResult = { count: 0, dryRun, batches: 0, byStatus: {}, refused: {} };
     const refusedIds: string[] = [];
-    const started = this.clock.now().getTime();
     const pace = this.config.worker.bulkReplayPerSecond;
+    /** When the first batch fell due: the pace counts from it. */
+    let pacedFrom: number | undefined;
     let afterId = '0';
     for (;;) {
       const rows = await this.repository.candidates(filter, statuses, afterId, maxId, BULK_REPLAY_BATCH);
@@ -242,10 +243,13 @@ export class InboxAdminService {
       } else if (ids.length > 0) {
         const batch = result.batches + 1;
         const changes = await runInTransaction(this.dataSource, async (tx) => {
-          // Paced: each batch falls due when the ones before it would have been taken at BULK_REPLAY_PER_SECOND,
-          // so the same tenant's live events (due when accepted) are claimed between the batches, not after all of them.
-          const due = pace > 0 ? new Date(Math.max(this.clock.now().getTime(), started + (result.count * 1000) / pace)) : this.clock.now();
-          const changed = await this.repository.replayIds(tx, filter, statuses, ids, due);
+          // Paced: each event falls due when the ones before it would have been taken at BULK_REPLAY_PER_SECOND,
+          // so the same tenant's live events (due when accepted) are claimed between them, not after all of them,
+          // and a claim takes a few at a time instead of a batch's 500 at once (issue 34).
+          const now = this.clock.now().getTime();
+          pacedFrom ??= now;
+          const due = new Date(pace > 0 ? Math.max(now, pacedFrom + (result.count * 1000) / pace) : now);
+          const changed = await this.repository.replayIds(tx, filter, statuses, ids, due, pace > 0 ? 1000 / pace : 0);
           if (changed.length > 0) {
             await this.audit.record(tx, who, {
               action: 'inbox.replay_bulk',

@@ -17,6 +17,12 @@ export const CLAIM_BATCH = 512;
 export const TRANSACTION_BATCH = 64;
 /** The smallest batch a claim is split into for the lanes. */
 const MIN_SPLIT = 16;
+/**
+ * A claim that found work but came back short is followed by another this soon (or at the poll,
+ * if sooner), in a worker its scheduler started: more may be falling due meanwhile (a paced bulk replay, retries), and taken a few at
+ * a time they spread over the second instead of all coming at the next poll (issue 34).
+ */
+const FOLLOW_UP_MS = 100;
 
 /**
  * Claims due events in one short statement and processes them in batches, one
@@ -131,6 +137,8 @@ export class InboxWorker implements WorkerIntake {
     this.loop.gapTimer = undefined;
     clearTimeout(this.loop.limitTimer);
     this.loop.limitTimer = undefined;
+    clearTimeout(this.loop.followUpTimer);
+    this.loop.followUpTimer = undefined;
     await this.whenIdle();
   }
 
@@ -218,6 +226,7 @@ export class InboxWorker implements WorkerIntake {
       this.loop.backlog = events.length === size;
       this.catchUp(events, claim);
       if (this.loop.backlog) this.loop.due = true;
+      else if (events.length > 0) this.followUp();
       if (this.limits.wakeInMs !== undefined) this.wakeAfter(this.limits.wakeInMs);
       // Those the claim left due work behind for stay behind (catchUp).
       this.enqueue(events, this.caughtUp(events.filter((e) => !this.loop.behind.has(e.tenantId))), batches);
@@ -323,6 +332,19 @@ export class InboxWorker implements WorkerIntake {
       });
   }
 
+  /** Scheduled workers only (the scheduler polls the others' way): a claim in FOLLOW_UP_MS, unless one is set already. */
+  private followUp(): void {
+    if (!this.loop.started || this.loop.stopped || this.loop.followUpTimer) return;
+    this.loop.followUpTimer = setTimeout(
+      () => {
+        this.loop.followUpTimer = undefined;
+        if (!this.loop.stopped) this.wake();
+      },
+      Math.min(FOLLOW_UP_MS, this.config.worker.pollMs),
+    );
+    this.loop.followUpTimer.unref();
+  }
+
   /** Wakes the worker in `ms` (a limited key's next token), unless a wake-up is already set for sooner. */
   private wakeAfter(ms: number): void {
     const at = performance.now() + ms;
@@ -413,6 +435,8 @@ class WorkerLoop {
   /** Set while a wake-up waits for a limited key's next token (at limitTimerAt, performance.now()). */
   limitTimer?: NodeJS.Timeout;
   limitTimerAt?: number;
+  /** Set while a follow-up claim waits (FOLLOW_UP_MS). */
+  followUpTimer?: NodeJS.Timeout;
   stopped = false;
   claimed = 0;
   idle: (() => void)[] = [];

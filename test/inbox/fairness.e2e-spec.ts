@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { UnitOfWork } from '../../src/database/unit-of-work';
-import { InboxRepository } from '../../src/inbox/inbox.repository';
+import { compareIds, InboxRepository } from '../../src/inbox/inbox.repository';
 import { WorkerFaults } from '../../src/inbox/worker-faults';
 import { OrdersService } from '../../src/orders/orders.service';
 import { OPERATOR_TOKEN, TestApp, useTestApp } from '../support/test-app';
@@ -84,7 +84,7 @@ describe('fairness: each claim serves the tenants with due work in turn (issue 3
     expect(untouched).toBe(700 - 510);
   });
 
-  it("a bulk replay falls due at BULK_REPLAY_PER_SECOND: the same tenant's live event is claimed before the replay's later batches", async () => {
+  it("a bulk replay falls due at BULK_REPLAY_PER_SECOND, an event at a time: the same tenant's live event is claimed before the replay's later events", async () => {
     await burst(db, 'acme', 1200);
     await db.query(`UPDATE webhook_inbox SET status = 'quarantined', completed_at = now()`);
     const replay = await request(t.url)
@@ -94,19 +94,22 @@ describe('fairness: each claim serves the tenants with due work in turn (issue 3
     expect(replay.body).toMatchObject({ count: 1200, batches: 3 });
     await burst(db, 'acme', 1, 'live');
 
-    // A batch of 500 at a time, each due when the ones before it would have been taken at the pace.
-    const batches = await db.query(
-      `SELECT count(*)::int AS n, round(extract(epoch FROM next_attempt_at - min(next_attempt_at) OVER ()) * 1000)::int AS after_ms
-         FROM webhook_inbox WHERE event_id LIKE 'acme\_%' GROUP BY next_attempt_at ORDER BY next_attempt_at`,
+    // In id order, each due 1/REPLAY_PACE s after the one before, across the batches of 500 too.
+    const due = await db.query(
+      `SELECT round(extract(epoch FROM next_attempt_at - min(next_attempt_at) OVER ()) * 1000)::int AS after_ms
+         FROM webhook_inbox WHERE event_id LIKE 'acme\_%' ORDER BY id`,
     );
-    expect(batches.map((b: { n: number }) => b.n)).toEqual([500, 500, 200]);
-    expect(batches[1].after_ms).toBeGreaterThanOrEqual((500 * 1000) / REPLAY_PACE - 1000);
-    expect(batches[2].after_ms).toBeGreaterThanOrEqual((1000 * 1000) / REPLAY_PACE - 1000);
+    expect(due).toHaveLength(1200);
+    const step = 1000 / REPLAY_PACE;
+    expect(due.map((d: { after_ms: number }, i: number) => Math.abs(d.after_ms - i * step) <= 1)).not.toContain(false);
 
-    // Claimed now: the first batch and the live event after it, nothing of the later batches.
+    // Claimed now: the replay's first events and the live event after them, none of the later ones.
     const claimed = await claim(1000);
-    expect(claimed).toHaveLength(501);
+    const replayed = claimed.filter((e) => e.eventId !== 'live_1');
     expect(claimed.filter((e) => e.eventId === 'live_1')).toHaveLength(1);
+    expect(replayed.length).toBeGreaterThan(0);
+    expect(replayed.length).toBeLessThan(200);
+    expect(replayed.map((e) => e.id).sort(compareIds)).toEqual((await ids('acme')).slice(0, replayed.length));
   });
 });
 
@@ -235,5 +238,39 @@ describe("fairness: a tenant's events claimed behind another tenant's queued bac
       endOneAcmeBatch();
       await waitFor('the second payment applied', async () => (await status(second)) === 'done', 5_000);
     });
+  });
+});
+
+describe('fairness: a paced bulk replay is claimed as its events fall due, not at the next poll (issue 34)', () => {
+  let t: TestApp;
+  let db: TestDatabase;
+  // No poll within the test: only the worker's own follow-up claims take the events that fall due later.
+  useTestApp(
+    { endpoints: ENDPOINTS, env: { WORKER_POLL_MS: '600000', BULK_REPLAY_PER_SECOND: '100' } },
+    (started) => ({ t, db } = started),
+  );
+
+  it('a claim that found work is followed by another within 100 ms: the replay is taken a few events at a time', async () => {
+    await db.query(
+      `INSERT INTO orders (tenant_id, id, status, total_minor, currency, customer_email)
+       SELECT 'acme', 'paced' || g, 'awaiting_payment', 1000, 'eur', 'paced' || g || '@example.com' FROM generate_series(1, 60) g`,
+    );
+    await burst(db, 'acme', 60, 'paced');
+    await db.query(`UPDATE webhook_inbox SET status = 'quarantined', completed_at = now()`);
+    const replay = await request(t.url)
+      .post('/admin/inbox/replay')
+      .set({ Authorization: `Bearer ${OPERATOR_TOKEN}` })
+      .send({ filter: { tenant: 'acme', status: 'quarantined' }, reason: 'paced', dryRun: false });
+    expect(replay.body).toMatchObject({ count: 60 });
+    worker(t).start(); // as its scheduler does
+    worker(t).wake();
+    // Due over 0.6 s; one wake-up, then follow-ups only.
+    await waitFor(
+      'every replayed event applied',
+      async () => (await db.query(`SELECT count(*)::int AS n FROM webhook_inbox WHERE status = 'done'`))[0].n === 60,
+      5_000,
+    );
+    const [{ claims }] = await db.query(`SELECT count(DISTINCT lease)::int AS claims FROM webhook_inbox_attempts`);
+    expect(claims).toBeGreaterThanOrEqual(4);
   });
 });
