@@ -134,6 +134,11 @@ class Semaphore {
     return passedOver.length > 0 && room > 0 ? { passedOver, room } : undefined;
   }
 
+  /** Requests of `tenant` here, sending or waiting. */
+  holds(tenant: string): number {
+    return this.byTenant.get(tenant) ?? 0;
+  }
+
   /** Requests of tenants other than `tenant` are here, and `tenant` holds less than a wave. */
   busyWithOthers(tenant: string): boolean {
     const own = this.byTenant.get(tenant) ?? 0;
@@ -282,6 +287,10 @@ export class OutboxRelay implements RelayIntake {
   private full = false;
   /** Destinations a round found without room (Semaphore.room): the request that makes room there wakes the scheduler. */
   private readonly starved = new Set<string>();
+  /** Claims started so far (their numbers). */
+  private claims = 0;
+  /** By destination, the tenants whose entries this instance's writer left pending, with the number of the last claim started before (caughtUp). */
+  private readonly leftPending = new Map<string, Map<string, number>>();
   /** Destinations where this instance's writer left a tenant's entries pending beside other tenants' requests: a claim for them is due (pendingWritten). */
   private readonly others = new Set<string>();
   private readonly streaks = new Map<string, DownStreak>();
@@ -333,13 +342,34 @@ export class OutboxRelay implements RelayIntake {
    * entries are written `pending`, for any relay's claim.
    */
   handOver(): HandOver | undefined {
-    if (!this.started || this.stopped || this.backlog || this.handedRounds.size >= MAX_HANDED_ROUNDS) return undefined;
+    if (!this.started || this.stopped || this.handedRounds.size >= MAX_HANDED_ROUNDS) return undefined;
     const now = this.clock.now();
-    // Only where requests start at once: handed-over entries queued behind others would hold up the
-    // claims, which take their share of the room (Semaphore.room) and serve the tenants in turn.
-    const destinations = this.gates.unhindered(now, this.config.relay.leaseMs).filter((name) => this.isFree(name));
-    if (destinations.length === 0) return undefined;
-    return { lease: this.nextLease(), until: new Date(now.getTime() + this.config.relay.leaseMs), destinations, erasures: this.erasures };
+    const unhindered = this.gates.unhindered(now, this.config.relay.leaseMs);
+    // Every tenant's entries where requests start at once, unless a backlog is being claimed (it goes
+    // first): queued behind others they would hold up the claims, which take their share of the room
+    // (Semaphore.room) and serve the tenants in turn.
+    const free = this.backlog ? [] : unhindered.filter((name) => this.isFree(name));
+    // Elsewhere only a caught-up tenant's: it would wait for a claim, and then for a slot in its turn;
+    // handed over, it waits for the slot alone (issue 34).
+    const busy = unhindered.filter((name) => !free.includes(name) && this.limitOf(name) !== undefined);
+    if (free.length + busy.length === 0) return undefined;
+    return {
+      lease: this.nextLease(),
+      until: new Date(now.getTime() + this.config.relay.leaseMs),
+      destinations: [...free, ...busy],
+      takes: busy.length === 0 ? undefined : (destination, tenantId) => free.includes(destination) || this.caughtUp(destination, tenantId),
+      erasures: this.erasures,
+    };
+  }
+
+  /**
+   * At `destination`, `tenantId` has no request here (sending or waiting), and none of its entries
+   * this instance's writer left pending there since a claim last took every due entry: its entry,
+   * handed over, starts at the next free slot in its turn and passes none of its own.
+   */
+  private caughtUp(destination: string, tenantId: string): boolean {
+    const limit = this.limitOf(destination);
+    return limit !== undefined && limit.holds(tenantId) === 0 && !this.leftPending.get(destination)?.has(tenantId);
   }
 
   /** Entries committed already claimed under `handOver`: sent and recorded as a claimed round's. */
@@ -379,6 +409,9 @@ export class OutboxRelay implements RelayIntake {
   pendingWritten(entries: readonly PendingWrite[]): void {
     for (const { tenantId, destination } of entries) {
       if (!this.others.has(destination) && this.limitOf(destination)?.busyWithOthers(tenantId)) this.others.add(destination);
+      const left = this.leftPending.get(destination);
+      if (left) left.set(tenantId, this.claims);
+      else this.leftPending.set(destination, new Map([[tenantId, this.claims]]));
     }
   }
 
@@ -451,6 +484,7 @@ export class OutboxRelay implements RelayIntake {
 
   private async claimReserving(onlyOthers: boolean, reserved: Map<Semaphore, number>): Promise<{ count: number; sending: Promise<void> }> {
     const lease = this.nextLease();
+    const claim = ++this.claims;
     const { leaseMs } = this.config.relay;
     const passedOver = new Map<string, string[]>();
     // A claim beside the rounds takes every mark at once: a destination it cannot admit (an open
@@ -502,6 +536,13 @@ export class OutboxRelay implements RelayIntake {
     for (const name of budgets.keys()) {
       const several = passedOver.has(name) || (tenants.get(name)?.size ?? 0) > 1;
       if (!onlyOthers || several) this.solo(name, !several);
+    }
+    // A claim that took less than its budget took every due entry of the tenants it did not pass over:
+    // those left pending before it are caught up.
+    for (const [name, budget] of budgets) {
+      const left = this.leftPending.get(name);
+      if (!left || (claimed.get(name) ?? 0) >= budget) continue;
+      for (const [tenant, since] of left) if (since < claim && !passedOver.get(name)?.includes(tenant)) left.delete(tenant);
     }
     // What the rounds' claims found decides the backlog and the next round, not a claim beside them.
     const full = onlyOthers

@@ -75,7 +75,9 @@ export class OutboxWriter {
     const written = this.writesOf(tx);
     for (const e of entries) written.byKey.set(e.operationKey, e);
     const handOver = written.handOver;
-    values.push(handOver && offered(entries, handOver), handOver?.lease ?? null, handOver?.until ?? null);
+    const offers = handOver && offered(entries, handOver);
+    if (offers?.includes(true)) written.offered = true;
+    values.push(offers, handOver?.lease ?? null, handOver?.until ?? null);
     const inserted = tx
       .send<{ operation_key: string }>({ name: 'outbox_insert', text: INSERT_OUTBOX, values })
       .then((rows) => rows.map((r) => r.operation_key))
@@ -94,12 +96,13 @@ export class OutboxWriter {
   /** At the transaction's first write: its hand-over, and the callbacks that hand the entries over or wake a relay for those left pending. */
   private firstWrite(tx: UnitOfWork): TransactionWrites {
     const handOver = this.relay.handOver() ?? null;
-    const written: TransactionWrites = { handOver, inserted: [], byKey: new Map() };
+    const written: TransactionWrites = { handOver, offered: false, inserted: [], byKey: new Map() };
     const { inserted, byKey } = written;
     let handed: Promise<OutboxEntry[]> | undefined;
     if (handOver) {
       tx.beforeCommit(() => {
-        handed = this.repository.handedIn(tx, handOver.lease);
+        // No statement when nothing was offered (a busy destination's hand-over takes only some tenants').
+        handed = written.offered ? this.repository.handedIn(tx, handOver.lease) : Promise.resolve([]);
         // If it fails, so does the transaction, and nothing is handed over.
         handed.catch(() => undefined);
       });
@@ -140,19 +143,21 @@ export class OutboxWriter {
 
 interface TransactionWrites {
   handOver: HandOver | null;
+  /** Some entry was offered to the hand-over (committed claimed, if the table allows). */
+  offered: boolean;
   inserted: Promise<string[]>[];
   /** What each write asked for, by operation key: the tenant and destination of an entry left pending. */
   byKey: Map<string, OutboxWrite>;
 }
 
 /**
- * Which entries the relay may take at once: its destination admitted, and no entry of the same
+ * Which entries the relay may take at once: its destination (and tenant) admitted, and no entry of the same
  * aggregate and destination before it in this write (that one goes first; INSERT_OUTBOX checks the table).
  */
 function offered(entries: OutboxWrite[], handOver: HandOver): boolean[] {
   const first = new Set<string>();
   return entries.map((e) => {
-    if (!handOver.destinations.includes(e.destination)) return false;
+    if (!handOver.destinations.includes(e.destination) || (handOver.takes && !handOver.takes(e.destination, e.tenantId))) return false;
     if (e.aggregate === undefined) return true;
     const key = `${e.tenantId}\0${e.aggregate}\0${e.destination}`;
     if (first.has(key)) return false;

@@ -29,6 +29,11 @@ export interface HandOver {
   until: Date;
   /** Only entries for these destinations; the others are written pending. */
   destinations: string[];
+  /**
+   * Of those, which tenants' entries (undefined: all): where requests wait for a slot, only those
+   * of a tenant caught up there, which start at the next free slot in their turn (issue 34).
+   */
+  takes?: (destination: string, tenantId: string) => boolean;
   /** The relay's count of erasure notices when it gave the lease (OutboxRelay.recheckErasures). */
   erasures: number;
 }

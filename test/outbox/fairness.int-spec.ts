@@ -1,10 +1,14 @@
+import { DataSource } from 'typeorm';
+import { runInTransaction } from '../../src/database/unit-of-work';
+import { effectsOf } from '../../src/orders/order-effects';
 import { OutboxRelay, RELAY_BATCH_SIZE } from '../../src/outbox/outbox-relay';
+import { OutboxWriter } from '../../src/outbox/outbox-writer';
 import { OutboxRepository } from '../../src/outbox/outbox.repository';
 import { CLAIM_OUTBOX } from '../../src/outbox/outbox.queries';
 import { FakeDestination, startFakeErp } from '../support/fake-destinations';
 import { startTestApp, TestApp, useTestApp } from '../support/test-app';
 import { createTestDatabase, planNodes, TestDatabase } from '../support/test-database';
-import { insertErpRow } from './outbox-rows';
+import { insertErpRow, paidOrder } from './outbox-rows';
 import { waitFor } from '../support/wait-for';
 
 /** The relay's claim within one destination serves the tenants with due entries in turn (issue 34). */
@@ -152,5 +156,64 @@ describe('while tenants share a destination, the relay claims what it can start 
       'the handed-over entries delivered',
       async () => (await db.query(`SELECT 1 FROM outbox WHERE status = 'delivered'`)).length >= 195,
     );
+  });
+
+  it("while one tenant holds every slot, a caught-up tenant's entry this instance writes is committed claimed and starts at the next free slot, with no claim", async () => {
+    const relay = t.app.get(OutboxRelay);
+    relay.start(); // as its scheduler does: the writer's entries may be handed over
+    // A round of acme's alone first: the relay knows acme is alone there, and gives a round a batch.
+    await insertErpRow(db, 'a-alone', 'acme');
+    expect(await relay.runOnce()).toBe(1);
+    erp.failAlways({ kind: 'hold' });
+    for (let i = 0; i < 200; i++) await insertErpRow(db, `a${i}`, 'acme');
+    const before = erp.requests.length;
+    const rounds = [relay.runOnce(), relay.runOnce()];
+    await waitFor('both rounds claimed', async () => (await db.query(`SELECT 1 FROM outbox WHERE status = 'delivering'`)).length === 128);
+    await erp.waitForRequests(before + 2); // the 2 held
+    const write = (tenantId: string, orderId: string) =>
+      runInTransaction(t.app.get(DataSource), (tx) =>
+        t.app.get(OutboxWriter).write(
+          tx,
+          effectsOf({ ...paidOrder(orderId), tenantId }, 'paid', {
+            paymentId: `pi_${orderId}`,
+            occurredAt: '2026-12-01T10:00:00.000Z',
+            sourceEventId: '1',
+          }),
+        ),
+      );
+    const status = async (key: string) =>
+      (await db.query(`SELECT status, locked_by FROM outbox WHERE operation_key = $1`, [key]))[0] as {
+        status: string;
+        locked_by: string | null;
+      };
+    const claims = jest.spyOn(t.app.get(OutboxRepository), 'claim');
+    try {
+      await write('bravo', 'b-busy');
+      await write('acme', 'a-busy');
+      // Bravo has no request here: committed claimed by this relay. Acme's, behind its own, is written pending.
+      expect(await status('erp:order-paid:bravo:b-busy')).toEqual({
+        status: 'delivering',
+        locked_by: expect.stringMatching(new RegExp(`^${relay.relayId}:`)),
+      });
+      expect((await status('erp:order-paid:acme:a-busy')).status).toBe('pending');
+      // A tenant whose entries the writer left pending is not taken until a claim has taken every due one.
+      relay.pendingWritten([{ tenantId: 'carol', destination: 'erp' }]);
+      const takes = (tenant: string) => relay.handOver()?.takes?.('erp', tenant) ?? false;
+      expect([takes('carol'), takes('dave'), takes('acme')]).toEqual([false, true, false]);
+      // Bravo's request waits here now: its next entry would not pass it.
+      await waitFor('bravo holding a request here', async () => !takes('bravo'));
+      // The two held requests answer: of the next two, one is bravo's (tenants in turn), claimed by nobody.
+      const sent = erp.requests.length;
+      erp.release();
+      await erp.waitForRequests(sent + 2);
+      expect(erp.requests.slice(sent, sent + 2).map((r) => r.key)).toContain('erp:order-paid:bravo:b-busy');
+      expect(claims).not.toHaveBeenCalled();
+    } finally {
+      claims.mockRestore();
+      erp.failAlways(undefined);
+      erp.release();
+    }
+    expect(await Promise.all(rounds)).toEqual([RELAY_BATCH_SIZE, RELAY_BATCH_SIZE]);
+    await waitFor('bravo delivered', async () => (await status('erp:order-paid:bravo:b-busy')).status === 'delivered');
   });
 });
