@@ -281,6 +281,8 @@ export class OutboxRelay implements RelayIntake {
   /** The last claim came back full: claimed rounds drain the backlog before anything is handed over. */
   private backlog = false;
   private readonly handedRounds = new Set<Promise<void>>();
+  /** Handed-over rounds of entries waiting for a slot at a busy destination (handOver's `busy`), capped apart. */
+  private readonly waitingRounds = new Set<Promise<void>>();
   /** Claimed rounds whose requests are still sending or whose outcomes are not yet recorded. */
   private readonly claimedRounds = new Set<Promise<void>>();
   /** The last round took a destination's whole budget: the scheduler follows it with another at once. */
@@ -332,7 +334,8 @@ export class OutboxRelay implements RelayIntake {
   /** No new hand-over; resolves once the rounds in flight, claimed or handed over, have recorded their outcomes. */
   async stop(): Promise<void> {
     this.stopped = true;
-    while (this.handedRounds.size + this.claimedRounds.size > 0) await Promise.all([...this.handedRounds, ...this.claimedRounds]);
+    const rounds = () => [...this.handedRounds, ...this.waitingRounds, ...this.claimedRounds];
+    while (rounds().length > 0) await Promise.all(rounds());
   }
 
   /**
@@ -342,30 +345,43 @@ export class OutboxRelay implements RelayIntake {
    * entries are written `pending`, for any relay's claim.
    */
   handOver(): HandOver | undefined {
-    if (!this.started || this.stopped || this.handedRounds.size >= MAX_HANDED_ROUNDS) return undefined;
+    if (!this.started || this.stopped) return undefined;
     const now = this.clock.now();
     const unhindered = this.gates.unhindered(now, this.config.relay.leaseMs);
     // Every tenant's entries where requests start at once, unless a backlog is being claimed (it goes
     // first): queued behind others they would hold up the claims, which take their share of the room
     // (Semaphore.room) and serve the tenants in turn.
-    const free = this.backlog ? [] : unhindered.filter((name) => this.isFree(name));
-    // Elsewhere only a caught-up tenant's: it would wait for a claim, and then for a slot in its turn;
-    // handed over, it waits for the slot alone (issue 34).
-    const busy = unhindered.filter((name) => !free.includes(name) && this.limitOf(name) !== undefined);
+    const free = this.backlog || this.handedRounds.size >= MAX_HANDED_ROUNDS ? [] : unhindered.filter((name) => this.isFree(name));
+    // Elsewhere a caught-up tenant's entry, one per tenant and destination in a transaction: it would
+    // wait for a claim, and then for a slot in its turn; handed over, it waits for the slot alone (issue 34).
+    const busy =
+      this.waitingRounds.size >= MAX_HANDED_ROUNDS
+        ? []
+        : unhindered.filter((name) => !free.includes(name) && this.limitOf(name) !== undefined);
     if (free.length + busy.length === 0) return undefined;
+    const taken = new Set<string>();
+    const takes = (destination: string, tenantId: string): boolean => {
+      if (free.includes(destination)) return true;
+      const key = `${destination}\0${tenantId}`;
+      if (taken.has(key) || !this.caughtUp(destination, tenantId)) return false;
+      taken.add(key);
+      return true;
+    };
     return {
       lease: this.nextLease(),
       until: new Date(now.getTime() + this.config.relay.leaseMs),
       destinations: [...free, ...busy],
-      takes: busy.length === 0 ? undefined : (destination, tenantId) => free.includes(destination) || this.caughtUp(destination, tenantId),
+      ...(busy.length > 0 && { busy, takes }),
       erasures: this.erasures,
     };
   }
 
   /**
-   * At `destination`, `tenantId` has no request here (sending or waiting), and none of its entries
-   * this instance's writer left pending there since a claim last took every due entry: its entry,
-   * handed over, starts at the next free slot in its turn and passes none of its own.
+   * At `destination`, `tenantId` has no request here (sending or waiting), and no entry this
+   * instance's writer left pending there since a claim took every due entry of its: its entry,
+   * handed over, starts at the next free slot in its turn. (It may pass an entry of its own this
+   * relay does not know of, deferred or written by another instance, never one of the same order:
+   * the insert keeps an order's entries pending behind an undelivered one.)
    */
   private caughtUp(destination: string, tenantId: string): boolean {
     const limit = this.limitOf(destination);
@@ -391,11 +407,23 @@ export class OutboxRelay implements RelayIntake {
       return;
     }
     this.hold(entries, handOver.erasures);
-    const round = this.deliver(handOver.lease, handOver.until, entries)
-      // As when a claimed round fails (the database is down): the lease expires and a claim takes them over.
-      .catch((error: Error) => this.logger.error({ err: error.message }, 'relay round failed'))
-      .finally(() => this.handedRounds.delete(round));
-    this.handedRounds.add(round);
+    // A busy destination's entries wait for a slot: a round of their own, so that the others' outcomes
+    // are recorded as soon as they are sent, not once a slot elsewhere has come.
+    const byRound = new Map<string, OutboxEntry[]>(); // '': the destinations where requests start at once
+    for (const e of entries) {
+      const key = handOver.busy?.includes(e.destination) ? e.destination : '';
+      const group = byRound.get(key);
+      if (group) group.push(e);
+      else byRound.set(key, [e]);
+    }
+    for (const [key, group] of byRound) {
+      const set = key === '' ? this.handedRounds : this.waitingRounds;
+      const round: Promise<void> = this.deliver(handOver.lease, handOver.until, group)
+        // As when a claimed round fails (the database is down): the lease expires and a claim takes them over.
+        .catch((error: Error) => this.logger.error({ err: error.message }, 'relay round failed'))
+        .finally(() => set.delete(round));
+      set.add(round);
+    }
   }
 
   /**
@@ -409,6 +437,7 @@ export class OutboxRelay implements RelayIntake {
   pendingWritten(entries: readonly PendingWrite[]): void {
     for (const { tenantId, destination } of entries) {
       if (!this.others.has(destination) && this.limitOf(destination)?.busyWithOthers(tenantId)) this.others.add(destination);
+      if (!this.started) continue;
       const left = this.leftPending.get(destination);
       if (left) left.set(tenantId, this.claims);
       else this.leftPending.set(destination, new Map([[tenantId, this.claims]]));
@@ -524,12 +553,13 @@ export class OutboxRelay implements RelayIntake {
     // Held from here: an erasure's notice during the statements before the sends re-reads them too.
     this.hold(entries, erasures);
     const claimed = new Map<string, number>();
-    const tenants = new Map<string, Set<string>>();
+    /** By destination, the entries claimed per tenant. */
+    const tenants = new Map<string, Map<string, number>>();
     for (const e of entries) {
       claimed.set(e.destination, (claimed.get(e.destination) ?? 0) + 1);
       const seen = tenants.get(e.destination);
-      if (seen) seen.add(e.tenantId);
-      else tenants.set(e.destination, new Set([e.tenantId]));
+      if (seen) seen.set(e.tenantId, (seen.get(e.tenantId) ?? 0) + 1);
+      else tenants.set(e.destination, new Map([[e.tenantId, 1]]));
     }
     // A claim serves every tenant with due entries in turn: entries of one tenant alone mean no other had any.
     // A claim for the others saw only some of them: it says only that there are several.
@@ -537,12 +567,16 @@ export class OutboxRelay implements RelayIntake {
       const several = passedOver.has(name) || (tenants.get(name)?.size ?? 0) > 1;
       if (!onlyOthers || several) this.solo(name, !several);
     }
-    // A claim that took less than its budget took every due entry of the tenants it did not pass over:
-    // those left pending before it are caught up.
+    // The tenants left pending before this claim that it caught up: of a claim that took less than its
+    // budget, every tenant it did not pass over; of a full one, those holding less than an even share
+    // of it (it serves the tenants in turn: one with less had no more due).
     for (const [name, budget] of budgets) {
       const left = this.leftPending.get(name);
-      if (!left || (claimed.get(name) ?? 0) >= budget) continue;
-      for (const [tenant, since] of left) if (since < claim && !passedOver.get(name)?.includes(tenant)) left.delete(tenant);
+      if (!left) continue;
+      const got = tenants.get(name) ?? new Map<string, number>();
+      const share = (claimed.get(name) ?? 0) < budget ? Infinity : Math.floor(budget / Math.max(1, got.size));
+      for (const [tenant, since] of left)
+        if (since < claim && !passedOver.get(name)?.includes(tenant) && (got.get(tenant) ?? 0) < share) left.delete(tenant);
     }
     // What the rounds' claims found decides the backlog and the next round, not a claim beside them.
     const full = onlyOthers

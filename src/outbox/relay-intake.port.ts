@@ -30,9 +30,11 @@ export interface HandOver {
   /** Only entries for these destinations; the others are written pending. */
   destinations: string[];
   /**
-   * Of those, which tenants' entries (undefined: all): where requests wait for a slot, only those
-   * of a tenant caught up there, which start at the next free slot in their turn (issue 34).
+   * Of those, where requests wait for a slot: there only an entry of a tenant caught up there
+   * (`takes`), which starts at the next free slot in its turn (issue 34).
    */
+  busy?: string[];
+  /** Whether an entry of `tenantId` for `destination` is taken (undefined: all for `destinations`); asked once per entry, in order. */
   takes?: (destination: string, tenantId: string) => boolean;
   /** The relay's count of erasure notices when it gave the lease (OutboxRelay.recheckErasures). */
   erasures: number;

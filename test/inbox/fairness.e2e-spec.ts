@@ -245,10 +245,7 @@ describe('fairness: a paced bulk replay is claimed as its events fall due, not a
   let t: TestApp;
   let db: TestDatabase;
   // No poll within the test: only the worker's own follow-up claims take the events that fall due later.
-  useTestApp(
-    { endpoints: ENDPOINTS, env: { WORKER_POLL_MS: '600000', BULK_REPLAY_PER_SECOND: '100' } },
-    (started) => ({ t, db } = started),
-  );
+  useTestApp({ endpoints: ENDPOINTS, env: { WORKER_POLL_MS: '600000', BULK_REPLAY_PER_SECOND: '20' } }, (started) => ({ t, db } = started));
 
   it('a claim that found work is followed by another within 100 ms: the replay is taken a few events at a time', async () => {
     await db.query(
@@ -264,11 +261,11 @@ describe('fairness: a paced bulk replay is claimed as its events fall due, not a
     expect(replay.body).toMatchObject({ count: 60 });
     worker(t).start(); // as its scheduler does
     worker(t).wake();
-    // Due over 0.6 s; one wake-up, then follow-ups only.
+    // Due over 3 s; one wake-up, then follow-ups only.
     await waitFor(
       'every replayed event applied',
       async () => (await db.query(`SELECT count(*)::int AS n FROM webhook_inbox WHERE status = 'done'`))[0].n === 60,
-      5_000,
+      15_000,
     );
     const [{ claims }] = await db.query(`SELECT count(DISTINCT lease)::int AS claims FROM webhook_inbox_attempts`);
     expect(claims).toBeGreaterThanOrEqual(4);

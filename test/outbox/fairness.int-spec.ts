@@ -5,7 +5,7 @@ import { OutboxRelay, RELAY_BATCH_SIZE } from '../../src/outbox/outbox-relay';
 import { OutboxWriter } from '../../src/outbox/outbox-writer';
 import { OutboxRepository } from '../../src/outbox/outbox.repository';
 import { CLAIM_OUTBOX } from '../../src/outbox/outbox.queries';
-import { FakeDestination, startFakeErp } from '../support/fake-destinations';
+import { FakeDestination, startFakeEmail, startFakeErp } from '../support/fake-destinations';
 import { startTestApp, TestApp, useTestApp } from '../support/test-app';
 import { createTestDatabase, planNodes, TestDatabase } from '../support/test-database';
 import { insertErpRow, paidOrder } from './outbox-rows';
@@ -52,15 +52,18 @@ describe("fairness: one tenant's backlog at a destination does not delay another
 describe('while tenants share a destination, the relay claims what it can start soon, so the next claim (and the next tenant) comes soon', () => {
   let db: TestDatabase;
   let erp: FakeDestination;
+  let email: FakeDestination & { sendUrl: string };
   let t: TestApp;
   beforeAll(async () => {
     db = await createTestDatabase();
     erp = await startFakeErp();
-    t = await startTestApp({ databaseUrl: db.url, env: { ERP_URL: erp.url, DESTINATION_ERP_CONCURRENCY: '2' } });
+    email = await startFakeEmail();
+    t = await startTestApp({ databaseUrl: db.url, env: { ERP_URL: erp.url, EMAIL_URL: email.sendUrl, DESTINATION_ERP_CONCURRENCY: '2' } });
   });
   afterAll(async () => {
     await t?.close();
     await erp?.close();
+    await email?.close();
     await db?.drop();
   });
 
@@ -190,6 +193,9 @@ describe('while tenants share a destination, the relay claims what it can start 
     try {
       await write('bravo', 'b-busy');
       await write('acme', 'a-busy');
+      // Its e-mail, at a destination with a slot free, is sent and recorded in a round of its own,
+      // not held with the ERP entry until a slot there frees.
+      await waitFor('bravo e-mail delivered', async () => (await status('email:receipt:bravo:b-busy'))?.status === 'delivered');
       // Bravo has no request here: committed claimed by this relay. Acme's, behind its own, is written pending.
       expect(await status('erp:order-paid:bravo:b-busy')).toEqual({
         status: 'delivering',
