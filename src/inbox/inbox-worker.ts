@@ -18,9 +18,10 @@ export const TRANSACTION_BATCH = 64;
 /** The smallest batch a claim is split into for the lanes. */
 const MIN_SPLIT = 16;
 /**
- * A claim that found work but came back short is followed by another this soon (or at the poll,
- * if sooner), in a worker its scheduler started: more may be falling due meanwhile (a paced bulk replay, retries), and taken a few at
- * a time they spread over the second instead of all coming at the next poll (issue 34).
+ * A claim that found work but came back short is followed by another this soon (or at the poll, if
+ * sooner), in a worker its scheduler started: more may be falling due meanwhile (a paced bulk
+ * replay, retries), and taken a few at a time they spread over the second instead of all coming at
+ * the next poll (issue 34).
  */
 const FOLLOW_UP_MS = 100;
 

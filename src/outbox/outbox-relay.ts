@@ -339,10 +339,11 @@ export class OutboxRelay implements RelayIntake {
   }
 
   /**
-   * A lease for the entries of one business transaction, when this relay can send them at once:
-   * started, not stopping, no backlog to claim (that goes first), few handed-over rounds in flight.
-   * Only for the destinations it would admit without asking their shared row. Undefined: the
-   * entries are written `pending`, for any relay's claim.
+   * A lease for the entries of one business transaction, started and not stopping, for the
+   * destinations it would admit without asking their shared row: every tenant's entries where a
+   * request would start at once (no backlog to claim, few handed-over rounds in flight), and where
+   * requests wait for a slot a caught-up tenant's (`busy`, `takes`). Undefined: the entries are
+   * written `pending`, for any relay's claim.
    */
   handOver(): HandOver | undefined {
     if (!this.started || this.stopped) return undefined;
