@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
+import { leftBehind } from '../common/tenant-turns';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { WorkerLimits } from './worker-limits';
 import { AcceptToDoneMetrics, WorkerMetrics } from './worker.metrics';
@@ -278,9 +279,7 @@ export class InboxWorker implements WorkerIntake {
   private catchUp(events: InboxEvent[], claim: number): void {
     const counts = new Map<string, number>();
     for (const e of events) counts.set(e.tenantId, (counts.get(e.tenantId) ?? 0) + 1);
-    const full = this.loop.backlog;
-    const share = full ? Math.floor(events.length / Math.max(1, counts.size)) : Infinity;
-    this.loop.behind = new Set([...counts].filter(([, n]) => n >= share).map(([tenant]) => tenant));
+    this.loop.behind = leftBehind(counts, this.loop.backlog);
     for (const [tenant, since] of this.loop.leftPending)
       if (since < claim && !this.loop.behind.has(tenant)) this.loop.leftPending.delete(tenant);
   }

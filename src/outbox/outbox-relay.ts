@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { APP_CONFIG, AppConfig, clockSkewAllowanceMs } from '../config/app-config';
 import { Clock } from '../common/clock';
+import { leftBehind } from '../common/tenant-turns';
 import { RelayMetrics } from './relay.metrics';
 import { traceparentOf } from '../tracing/tracing';
 import { DestinationGates } from './destination-gates';
@@ -568,16 +569,14 @@ export class OutboxRelay implements RelayIntake {
       const several = passedOver.has(name) || (tenants.get(name)?.size ?? 0) > 1;
       if (!onlyOthers || several) this.solo(name, !several);
     }
-    // The tenants left pending before this claim that it caught up: of a claim that took less than its
-    // budget, every tenant it did not pass over; of a full one, those holding less than an even share
-    // of it (it serves the tenants in turn: one with less had no more due).
+    // The tenants left pending before this claim that it caught up: those it neither passed over nor
+    // left due entries behind for.
     for (const [name, budget] of budgets) {
       const left = this.leftPending.get(name);
       if (!left) continue;
-      const got = tenants.get(name) ?? new Map<string, number>();
-      const share = (claimed.get(name) ?? 0) < budget ? Infinity : Math.floor(budget / Math.max(1, got.size));
+      const behind = leftBehind(tenants.get(name) ?? new Map<string, number>(), (claimed.get(name) ?? 0) >= budget);
       for (const [tenant, since] of left)
-        if (since < claim && !passedOver.get(name)?.includes(tenant) && (got.get(tenant) ?? 0) < share) left.delete(tenant);
+        if (since < claim && !passedOver.get(name)?.includes(tenant) && !behind.has(tenant)) left.delete(tenant);
     }
     // What the rounds' claims found decides the backlog and the next round, not a claim beside them.
     const full = onlyOthers
